@@ -1,0 +1,1 @@
+"""Judges: offline (deterministic baseline), OpenAI-compatible (LLM), scripted (tests)."""

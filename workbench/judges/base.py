@@ -1,0 +1,102 @@
+"""The ``Judge`` and ``Embedder`` protocols every backend satisfies, and the fingerprint.
+
+A judge is async: metrics ``await`` it, and one sync wrapper (``run_sync``) serves the CLI and app.
+A judge call that still fails after its retries raises ``JudgeError``; metrics catch it and record
+it on the item, so one bad call never kills a run.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from workbench.types import ClaimVerdict, JudgeUsage, Passage
+
+
+class JudgeError(RuntimeError):
+    """A judge call that failed after all retries (timeout, HTTP error, unparseable output)."""
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """What every judge backend provides.
+
+    ``fingerprint`` names everything that changes verdicts (backend, model, endpoint host,
+    prompt hashes, decoding parameters) and nothing that does not (retries, timeouts, concurrency).
+    """
+
+    fingerprint: str
+
+    async def decompose(self, answer: str) -> list[str]:
+        """Split an answer into standalone atomic claims (citation markers removed)."""
+        ...
+
+    async def verify(self, claim: str, passages: Sequence[Passage]) -> ClaimVerdict:
+        """Judge one claim against the passages, in its own call.
+
+        Returns supported, a score in [0, 1], the supporting quote (or ``None`` for NONE) and the
+        passage id. ``quote_found`` is left ``None``: the metric locates the quote in code.
+        """
+        ...
+
+    async def reverse_questions(self, answer: str, n: int) -> list[str]:
+        """Write up to ``n`` questions the answer answers, reading only the answer."""
+        ...
+
+    async def is_refusal(self, answer: str) -> bool:
+        """True when the answer declines to answer (abstains)."""
+        ...
+
+    def usage(self) -> JudgeUsage:
+        """Cost ledger so far."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Text embedder used for answer relevance."""
+
+    fingerprint: str
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return one row per text, shape ``(len(texts), dim)`` (not necessarily normalised)."""
+        ...
+
+
+def fingerprint(parts: dict[str, Any]) -> str:
+    """A short readable fingerprint: ``<backend>:<model>@<hash of all parts>``.
+
+    ``parts`` must hold only what changes verdicts (never keys, retries, timeouts, concurrency).
+    """
+    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:12]
+    backend = parts.get("backend", "judge")
+    model = parts.get("model")
+    return f"{backend}:{model}@{digest}" if model else f"{backend}@{digest}"
+
+
+def cosine_similarities(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Cosine similarity of each row of ``matrix`` to ``vector``; 0 where a norm is 0."""
+    matrix = np.asarray(matrix, dtype=float)
+    vector = np.asarray(vector, dtype=float)
+    norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector)
+    dots = matrix @ vector
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sims = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+    return np.clip(sims, -1.0, 1.0)
+
+
+def run_sync(coro):
+    """Run a coroutine from sync code (CLI, app); works whether or not a loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -1,0 +1,194 @@
+"""Frozen value types shared by every layer of the workbench.
+
+Nothing here does I/O. A metric that has nothing to score returns ``None``, never 0 or NaN.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# Label tasks and their allowed values, first value = the "positive" class.
+TASK_VALUES: dict[str, tuple[str, str]] = {
+    "claim_support": ("supported", "unsupported"),
+    "answer_faithfulness": ("faithful", "unfaithful"),
+    "answer_relevance": ("relevant", "not_relevant"),
+    "abstention": ("refused", "answered"),
+    "context_relevance": ("relevant", "not_relevant"),
+    "answer_correctness": ("correct", "incorrect"),
+}
+TASKS: tuple[str, ...] = tuple(TASK_VALUES)
+
+Quadrant = Literal["pass", "faithful_irrelevant", "relevant_unfaithful", "fail", "abstained", "unscored"]
+QUADRANTS: tuple[str, ...] = ("pass", "faithful_irrelevant", "relevant_unfaithful", "fail", "abstained", "unscored")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrieved (or corpus) passage."""
+
+    id: str
+    text: str
+    source: str | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    """One row of an eval set: a question, the RAG system's answer and what it retrieved.
+
+    ``answerable`` is ``False`` when the correct output is a refusal. ``gold_context_ids`` is
+    ``None`` when the eval set gives no gold passages (retrieval is then not scored).
+    ``line`` is the 1-based line (or CSV row) the item came from, for error messages.
+    """
+
+    id: str
+    question: str
+    answer: str
+    contexts: tuple[Passage, ...]
+    reference: str | None = None
+    gold_context_ids: tuple[str, ...] | None = None
+    answerable: bool = True
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """An atomic claim decomposed from an answer; ``citations`` are ids cited next to it."""
+
+    index: int
+    text: str
+    citations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """A judge's verdict on one claim against the passages.
+
+    ``quote`` is the span the judge says supports the claim (``None`` for NONE).
+    ``quote_found`` is filled in code (never by the judge): ``True`` when the quote was located in
+    a passage, ``False`` when the judge invented it, ``None`` when there was no quote.
+    ``score`` is the judge's continuous support score in [0, 1].
+    ``quote_hallucinated`` is True when the judge said supported with a quote that is not in any passage.
+    """
+
+    claim: str
+    supported: bool
+    score: float
+    quote: str | None = None
+    quote_found: bool | None = None
+    passage_id: str | None = None
+    reason: str = ""
+    match_score: float | None = None
+    quote_hallucinated: bool = False
+    error: str | None = None
+
+    def to_record(self) -> dict:
+        return {
+            "text": self.claim,
+            "supported": self.supported,
+            "quote": self.quote,
+            "quote_found": self.quote_found,
+            "passage_id": self.passage_id,
+            "score": self.score,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class FaithfulnessResult:
+    """Faithfulness of one answer: supported claims / all claims; ``None`` when there are no claims."""
+
+    score: float | None
+    verdicts: tuple[ClaimVerdict, ...] = ()
+    n_quotes: int = 0
+    n_quote_hallucinated: int = 0
+
+
+@dataclass(frozen=True)
+class RelevanceResult:
+    """Answer relevance: mean cosine of reverse questions to the real question; ``None`` if none."""
+
+    score: float | None
+    questions: tuple[tuple[str, float], ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval; ``low``/``high`` are ``None`` when it cannot be computed."""
+
+    low: float | None
+    high: float | None
+    level: float = 0.95
+
+    def as_list(self) -> list[float | None]:
+        return [self.low, self.high]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing a human or judge labels.
+
+    ``unit_id`` is ``"<task>:<item_id>:<claim_index>"`` for claims and ``"<task>:<item_id>"`` for
+    answer-level tasks (``claim_index`` is then ``None``).
+    """
+
+    unit_id: str
+    task: str
+    item_id: str
+    claim_index: int | None
+    text: str
+
+    @staticmethod
+    def make_id(task: str, item_id: str, claim_index: int | None = None) -> str:
+        return f"{task}:{item_id}" if claim_index is None else f"{task}:{item_id}:{claim_index}"
+
+
+@dataclass(frozen=True)
+class Label:
+    """One human label row (append-only log); the latest row per (unit, annotator) is current."""
+
+    unit_id: str
+    task: str
+    annotator: str
+    value: str
+    note: str | None = None
+    created_at: str | None = None
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """A judge's verdict on one unit, with the judge fingerprint and its continuous score."""
+
+    unit_id: str
+    task: str
+    judge: str
+    value: str
+    score: float | None = None
+    quote: str | None = None
+    quote_found: bool | None = None
+    repeat: int = 0
+    error: str | None = None
+    created_at: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeUsage:
+    """Cost ledger of a judge over a run."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Pass thresholds for the quadrant; ``source`` says where they came from."""
+
+    faithfulness: float = 0.85
+    answer_relevance: float = 0.70
+    claim_support: float | None = None
+    source: str = "default"
+    judge: str | None = None
