@@ -1,0 +1,2 @@
+"""CLI commands (filled in by the module owner)."""
+COMMANDS: list = []

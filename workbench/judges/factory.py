@@ -1,0 +1,23 @@
+"""Build the judge and embedder a run asks for (the only place that picks a backend)."""
+from __future__ import annotations
+
+from workbench.config import JudgeConfig
+from workbench.judges.base import Embedder, Judge
+
+
+def build_judge(config: JudgeConfig) -> tuple[Judge, Embedder]:
+    """Return ``(judge, embedder)`` for ``config.backend`` (``offline`` or ``openai``).
+
+    Raises ``ValueError`` for an unknown backend.
+    """
+    if config.backend == "offline":
+        from workbench.judges.offline import OfflineEmbedder, OfflineJudge
+
+        embedder = OfflineEmbedder()
+        return OfflineJudge(embedder=embedder), embedder
+    if config.backend == "openai":
+        from workbench.judges.openai_compat import OpenAICompatEmbedder, OpenAICompatJudge
+
+        judge = OpenAICompatJudge(config)
+        return judge, OpenAICompatEmbedder(config, client=getattr(judge, "client", None))
+    raise ValueError(f"unknown judge backend {config.backend!r}: expected 'offline' or 'openai'")
