@@ -1,0 +1,230 @@
+"""The one place that wires eval set -> judges -> metrics -> outputs.
+
+``score_items`` is the async core (items in flight bounded by a semaphore; the judge bounds its
+own calls). ``score_eval_set`` is the sync edge used by the CLI and the app: it loads files,
+builds the judge, runs, and writes ``items.jsonl`` + ``summary.json``.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from statistics import fmean
+
+from workbench.judges.base import Embedder, Judge, JudgeError, run_sync
+from workbench.metrics.abstention import abstention_summary
+from workbench.metrics.citations import check_citations, cited_sentences
+from workbench.metrics.faithfulness import faithfulness_from_verdicts, verify_claim
+from workbench.metrics.quadrant import quadrant, quadrant_counts
+from workbench.metrics.relevance import answer_relevance
+from workbench.metrics.retrieval import retrieval_scores
+from workbench.text import DEFAULT_CITATION_PATTERN, split_sentences
+from workbench.types import EvalItem, JudgeUsage, Passage, Thresholds
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Knobs of a scoring run (none of them change a judge's verdicts)."""
+
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    k: int = 5
+    n_questions: int = 3
+    corpus: Mapping[str, Passage] | None = None
+    citation_pattern: str = DEFAULT_CITATION_PATTERN
+    hallucination_unsupported: bool = True
+    items_in_flight: int = 64
+
+
+async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: ScoreOptions) -> dict:
+    """Score one item on every metric; returns its ``items.jsonl`` record.
+
+    Round trip 1 decomposes the answer; round trip 2 runs every claim verification, the reverse
+    questions, the refusal check and the citation checks at once. A judge failure is recorded in
+    ``errors`` and the affected metric is ``None``; it never raises.
+    """
+    errors: list[str] = []
+    try:
+        claims = await judge.decompose(item.answer) if item.answer.strip() else []
+    except JudgeError as exc:
+        claims, _ = None, errors.append(f"decompose: {exc}")
+
+    async def refusal() -> bool | None:
+        try:
+            return await judge.is_refusal(item.answer)
+        except JudgeError as exc:
+            errors.append(f"is_refusal: {exc}")
+            return None
+
+    async def relevance():
+        try:
+            return await answer_relevance(item.question, item.answer, judge, embedder, n=options.n_questions)
+        except JudgeError as exc:
+            errors.append(f"answer_relevance: {exc}")
+            return None
+
+    async def verdicts():
+        if claims is None:
+            return None
+        return await asyncio.gather(*(verify_claim(c, item.contexts, judge,
+                                                   hallucination_unsupported=options.hallucination_unsupported)
+                                      for c in claims))
+
+    async def citations():
+        try:
+            return await check_citations(item, judge, corpus=options.corpus, pattern=options.citation_pattern)
+        except JudgeError as exc:
+            errors.append(f"citations: {exc}")
+            return []
+
+    abstained, rel, claim_verdicts, cites = await asyncio.gather(refusal(), relevance(), verdicts(), citations())
+    faith = None
+    claim_records: list[dict] = []
+    if claim_verdicts is not None:
+        result = faithfulness_from_verdicts(claim_verdicts)
+        faith = result.score
+        claim_records = [v.to_record() for v in result.verdicts]
+        errors.extend(f"verify claim {i}: {v.error}" for i, v in enumerate(result.verdicts) if v.error)
+    is_abstained = bool(abstained)
+    if is_abstained:
+        faith = None
+    relevance_score = rel.score if rel is not None else None
+    retrieval = retrieval_scores([p.id for p in item.contexts], item.gold_context_ids, k=options.k)
+    errors.extend(f"citation {c.id}: {c.error}" for c in cites if c.error)
+    return {
+        "id": item.id,
+        "faithfulness": faith,
+        "answer_relevance": relevance_score,
+        "quadrant": quadrant(faith, relevance_score, abstained=is_abstained, thresholds=options.thresholds),
+        "claims": claim_records,
+        "reverse_questions": [{"question": q, "similarity": s} for q, s in (rel.questions if rel else ())],
+        "abstained": abstained,
+        "answerable": item.answerable,
+        "retrieval": retrieval.to_record() if retrieval else None,
+        "citations": [c.to_record() for c in cites],
+        "errors": errors,
+        "_quotes": sum(1 for c in claim_records if c["quote"]),
+        "_hallucinated": sum(1 for v in (claim_verdicts or ()) if v.quote_hallucinated),
+    }
+
+
+async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
+                      *, on_item_done: Callable[[dict], None] | None = None) -> list[dict]:
+    """Score every item, at most ``options.items_in_flight`` at a time; records in input order.
+
+    An unexpected exception inside one item is recorded on that item (``errors``), not raised.
+    """
+    gate = asyncio.Semaphore(max(1, options.items_in_flight))
+
+    async def one(item: EvalItem) -> dict:
+        async with gate:
+            try:
+                record = await score_item(item, judge, embedder, options)
+            except Exception as exc:  # a bug or backend fault must not kill the whole run
+                record = _failed_record(item, f"internal error: {type(exc).__name__}: {exc}")
+        if on_item_done:
+            on_item_done(record)
+        return record
+
+    return list(await asyncio.gather(*(one(item) for item in items)))
+
+
+def _failed_record(item: EvalItem, message: str) -> dict:
+    return {"id": item.id, "faithfulness": None, "answer_relevance": None, "quadrant": "unscored", "claims": [],
+            "reverse_questions": [], "abstained": None, "answerable": item.answerable, "retrieval": None,
+            "citations": [], "errors": [message], "_quotes": 0, "_hallucinated": 0}
+
+
+def _score_block(values: list[float], threshold: float) -> dict | None:
+    if not values:
+        return None
+    return {"n": len(values), "mean": fmean(values), "pass_rate": sum(v >= threshold for v in values) / len(values)}
+
+
+def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUsage, fingerprint: str,
+              k: int = 5) -> dict:
+    """Aggregate item records into the ``summary.json`` contract (``None`` where nothing was scored)."""
+    faith = [r["faithfulness"] for r in records if r["faithfulness"] is not None]
+    rel = [r["answer_relevance"] for r in records if r["answer_relevance"] is not None]
+    judged_refusal = [r for r in records if r["abstained"] is not None]
+    retrieval = [r["retrieval"] for r in records if r["retrieval"]]
+    cites = [c for r in records for c in r["citations"]]
+    n_quotes = sum(r.get("_quotes", 0) for r in records)
+    n_halluc = sum(r.get("_hallucinated", 0) for r in records)
+    return {
+        "n_items": len(records),
+        "judge": {"fingerprint": fingerprint, "calls": usage.calls, "cache_hits": usage.cache_hits,
+                  "failures": usage.failures, "prompt_tokens": usage.prompt_tokens,
+                  "completion_tokens": usage.completion_tokens},
+        "thresholds": {"faithfulness": thresholds.faithfulness, "answer_relevance": thresholds.answer_relevance,
+                       "source": thresholds.source},
+        "faithfulness": _score_block(faith, thresholds.faithfulness),
+        "answer_relevance": _score_block(rel, thresholds.answer_relevance),
+        "quadrant": quadrant_counts(r["quadrant"] for r in records),
+        "abstention": abstention_summary([r["answerable"] for r in judged_refusal],
+                                         [bool(r["abstained"]) for r in judged_refusal]),
+        "retrieval": ({"n": len(retrieval), "k": k,
+                       **{m: fmean(x[m] for x in retrieval) for m in ("recall_at_k", "precision_at_k", "mrr")}}
+                      if retrieval else None),
+        "citations": ({"n": len(cites),
+                       "missing_from_corpus": sum(c["in_corpus"] is False for c in cites),
+                       "not_retrieved": sum(not c["retrieved"] for c in cites),
+                       "unsupported": sum(c["supports"] is False for c in cites)} if cites else None),
+        "quotes": {"n": n_quotes, "hallucinated": n_halluc, "rate": (n_halluc / n_quotes) if n_quotes else None},
+        "errors": {"items_with_errors": sum(1 for r in records if r["errors"])},
+    }
+
+
+def public_record(record: dict) -> dict:
+    """The record as written to ``items.jsonl`` (internal tallies dropped)."""
+    return {k: v for k, v in record.items() if not k.startswith("_")}
+
+
+def write_outputs(out_dir: Path, records: Sequence[dict], summary: dict) -> None:
+    """Write ``items.jsonl`` and ``summary.json`` into ``out_dir`` (atomically, via temp files)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    items_tmp = out_dir / "items.jsonl.tmp"
+    with items_tmp.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(public_record(record), ensure_ascii=False) + "\n")
+    items_tmp.replace(out_dir / "items.jsonl")
+    summary_tmp = out_dir / "summary.json.tmp"
+    summary_tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    summary_tmp.replace(out_dir / "summary.json")
+
+
+def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT_CITATION_PATTERN) -> dict:
+    """Expected judge calls before spending anything: per item 1 decompose + one verify per
+    claim (estimated by sentence count) + 1 reverse-questions + 1 refusal + one per citation,
+    plus one embedding request per item."""
+    decompose = len(items)
+    verify = sum(len(split_sentences(i.answer)) for i in items)
+    citations = sum(len(ids) for i in items for _, ids in cited_sentences(i.answer, pattern=citation_pattern))
+    chat = decompose + verify + 2 * len(items) + citations
+    return {"items": len(items), "decompose": decompose, "verify_estimated": verify, "reverse_questions": len(items),
+            "refusal": len(items), "citation_checks": citations, "chat_calls_estimated": chat,
+            "embedding_calls": len(items)}
+
+
+def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
+                *, progress: bool = True) -> tuple[list[dict], dict]:
+    """Sync wrapper: score ``items`` with a progress bar on stderr; returns ``(records, summary)``."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(items), desc="scoring", unit="item", file=sys.stderr, disable=not progress)
+    try:
+        records = run_sync(score_items(items, judge, embedder, options, on_item_done=lambda _: bar.update(1)))
+    finally:
+        bar.close()
+    summary = summarize(records, thresholds=options.thresholds, usage=judge.usage(),
+                        fingerprint=judge.fingerprint, k=options.k)
+    summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
+    return records, summary
+
+
+def default_run_dir() -> Path:
+    """``runs/<UTC timestamp>/`` under the current directory."""
+    return Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
