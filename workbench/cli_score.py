@@ -1,2 +1,153 @@
-"""CLI commands (filled in by the module owner)."""
-COMMANDS: list = []
+"""CLI: ``score`` (an eval set end to end) and ``demo`` (the bundled calibration + scoring loop)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from workbench.config import JudgeConfig, ThresholdsError, load_thresholds
+
+
+def judge_options(func):
+    """The judge flags shared by every command that runs a judge."""
+    func = click.option("--embedding-model", default=None, help="Embedding model (env WORKBENCH_EMBEDDING_MODEL).")(func)
+    func = click.option("--model", default=None, help="Judge model (env WORKBENCH_MODEL).")(func)
+    func = click.option("--judge", "backend", type=click.Choice(["offline", "openai"]), default=None,
+                        help="Judge backend (env WORKBENCH_JUDGE, default offline).")(func)
+    return func
+
+
+def echo_err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def format_summary(summary: dict) -> str:
+    """A readable table of a ``summary.json``."""
+    def pct(x):
+        return "n/a" if x is None else f"{100 * x:5.1f}%"
+
+    def num(x):
+        return "n/a" if x is None else f"{x:.3f}"
+
+    th = summary["thresholds"]
+    lines = [f"items scored         {summary['n_items']}",
+             f"judge                {summary['judge']['fingerprint']}",
+             f"thresholds           faithfulness {th['faithfulness']:.2f}, relevance {th['answer_relevance']:.2f} ({th['source']})",
+             ""]
+    for key, label in (("faithfulness", "faithfulness"), ("answer_relevance", "answer relevance")):
+        block = summary.get(key)
+        lines.append(f"{label:<20} " + ("not scored" if not block else
+                                          f"mean {num(block['mean'])}  pass {pct(block['pass_rate'])}  (n={block['n']})"))
+    ret = summary.get("retrieval")
+    lines.append("retrieval            " + ("not scored (no gold_context_ids)" if not ret else
+                                          f"recall@{ret['k']} {num(ret['recall_at_k'])}  precision@{ret['k']} "
+                                          f"{num(ret['precision_at_k'])}  MRR {num(ret['mrr'])}  (n={ret['n']})"))
+    ab = summary["abstention"]
+    lines.append(f"abstention           {pct(ab['abstention_rate'])} of {ab['unanswerable']} unanswerable  |  "
+                 f"false refusals {pct(ab['false_refusal_rate'])} of {ab['answerable']} answerable")
+    cit = summary.get("citations")
+    lines.append("citations            " + ("none in answers" if not cit else
+                                          f"{cit['n']} cited: {cit['missing_from_corpus']} not in corpus, "
+                                          f"{cit['not_retrieved']} not retrieved, {cit['unsupported']} unsupported"))
+    q = summary["quotes"]
+    lines.append(f"judge quotes         {q['n']} given, {q['hallucinated']} not found in passages ({pct(q['rate'])})")
+    lines.append("")
+    lines.append("quadrant (faithfulness x relevance)")
+    quad = summary["quadrant"]
+    lines.append(f"                     relevant        not relevant")
+    lines.append(f"  faithful           {quad['pass']:<15} {quad['faithful_irrelevant']:<15} <- retrieval backlog")
+    lines.append(f"  not faithful       {quad['relevant_unfaithful']:<15} {quad['fail']:<15}")
+    lines.append(f"                     ^ generation backlog")
+    lines.append(f"  abstained {quad['abstained']}, unscored {quad['unscored']}")
+    for key, label in (("corrected", "corrected rates"), ("diagnosis", "diagnosis")):
+        if summary.get(key):
+            lines.append("")
+            lines.append(f"{label}: {json.dumps(summary[key])}")
+    j = summary["judge"]
+    lines.append("")
+    lines.append(f"judge calls {j['calls']}, cache hits {j['cache_hits']}, failures {j['failures']}, "
+                 f"tokens {j['prompt_tokens']} prompt / {j['completion_tokens']} completion; "
+                 f"items with errors {summary.get('errors', {}).get('items_with_errors', 0)}")
+    return "\n".join(lines)
+
+
+def load_items_or_exit(path: str):
+    """Load an eval set, or print every problem and exit 2."""
+    from workbench.dataset import DatasetError, load_eval_set
+
+    try:
+        return load_eval_set(path)
+    except DatasetError as exc:
+        echo_err(f"error: {exc}")
+        sys.exit(2)
+
+
+@click.command()
+@click.argument("evalset", type=click.Path(dir_okay=False))
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), help="JSONL corpus {id, text, source} for citation checks.")
+@judge_options
+@click.option("--thresholds", "thresholds_path", type=click.Path(dir_okay=False), help="thresholds.json from `workbench calibrate`.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Fixed cap on judge calls in flight (default adaptive).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Output folder (default runs/<timestamp>/).")
+@click.option("--no-cache", is_flag=True, help="Bypass the judge call cache.")
+@click.option("--dry-run", is_flag=True, help="Print the expected number of judge calls and stop.")
+@click.option("--batch", is_flag=True, help="Use the OpenAI Batch API (openai judge only).")
+@click.option("--k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Retrieval cutoff.")
+@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
+def score(evalset, corpus, backend, model, embedding_model, thresholds_path, concurrency, out_dir, no_cache,
+          dry_run, batch, k, as_json):
+    """Score an eval set end to end: retrieval, faithfulness, relevance, abstention, citations, quadrant.
+
+    Writes items.jsonl and summary.json into --out.
+
+    Example: workbench score data/demo_rag.jsonl --corpus data/demo_corpus.jsonl --out runs/demo
+    """
+    from workbench.dataset import DatasetError, load_corpus
+    from workbench.judges.factory import build_judge
+    from workbench.pipeline import ScoreOptions, default_run_dir, estimate_calls, run_scoring, write_outputs
+
+    items = load_items_or_exit(evalset)
+    if dry_run:
+        estimate = estimate_calls(items)
+        click.echo(json.dumps(estimate, indent=2) if as_json else
+                   "\n".join(f"{k_:<22} {v}" for k_, v in estimate.items()))
+        return
+    try:
+        thresholds = load_thresholds(thresholds_path)
+    except ThresholdsError as exc:
+        echo_err(f"error: {exc}")
+        sys.exit(2)
+    try:
+        corpus_map = load_corpus(corpus) if corpus else None
+    except DatasetError as exc:
+        echo_err(f"error: {exc}")
+        sys.exit(2)
+    config = JudgeConfig.from_env(backend=backend, model=model, embedding_model=embedding_model,
+                                  concurrency=concurrency, use_cache=not no_cache)
+    if batch:
+        if config.backend != "openai":
+            echo_err("error: --batch needs --judge openai")
+            sys.exit(2)
+        echo_err("error: --batch is not implemented yet in this version")
+        sys.exit(2)
+    try:
+        judge, embedder = build_judge(config)
+    except (ValueError, RuntimeError) as exc:
+        echo_err(f"error: {exc}")
+        sys.exit(2)
+    echo_err(f"judge: {judge.fingerprint}  (embedder: {getattr(embedder, 'fingerprint', '?')})")
+    if thresholds.judge and thresholds.judge != judge.fingerprint:
+        echo_err(f"warning: thresholds in {thresholds.source} were calibrated for judge {thresholds.judge}, "
+                 f"but this run uses {judge.fingerprint}; the tuned thresholds may not transfer")
+    options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus_map,
+                           items_in_flight=max(8, 2 * (concurrency or 32)))
+    records, summary = run_scoring(items, judge, embedder, options)
+    out = Path(out_dir) if out_dir else default_run_dir()
+    write_outputs(out, records, summary)
+    click.echo(json.dumps(summary, indent=2) if as_json else format_summary(summary))
+    echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
+
+
+COMMANDS = [score]

@@ -70,7 +70,8 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         if claims is None:
             return None
         return await asyncio.gather(*(verify_claim(c, item.contexts, judge,
-                                                   hallucination_unsupported=options.hallucination_unsupported)
+                                                   hallucination_unsupported=options.hallucination_unsupported,
+                                                   support_threshold=options.thresholds.claim_support)
                                       for c in claims))
 
     async def citations():

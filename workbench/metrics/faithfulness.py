@@ -46,14 +46,21 @@ def check_quote(verdict: ClaimVerdict, passages: Sequence[Passage], *, hallucina
 
 
 async def verify_claim(claim: str, passages: Sequence[Passage], judge: Judge, *,
-                       hallucination_unsupported: bool = True) -> ClaimVerdict:
-    """One judge call for one claim, then the quote check. A failed call gives a verdict with ``error``."""
+                       hallucination_unsupported: bool = True,
+                       support_threshold: float | None = None) -> ClaimVerdict:
+    """One judge call for one claim, then the quote check. A failed call gives a verdict with ``error``.
+
+    ``support_threshold`` (a calibrated ``claim_support`` threshold) replaces the judge's own
+    decision: supported when ``score >= support_threshold``.
+    """
     try:
         verdict = await judge.verify(claim, passages)
     except JudgeError as exc:
         return ClaimVerdict(claim=claim, supported=False, score=0.0, error=str(exc))
     if verdict.claim != claim:
         verdict = dataclasses.replace(verdict, claim=claim)
+    if support_threshold is not None:
+        verdict = dataclasses.replace(verdict, supported=verdict.score >= support_threshold)
     return check_quote(verdict, passages, hallucination_unsupported=hallucination_unsupported)
 
 

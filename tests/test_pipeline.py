@@ -1,0 +1,98 @@
+"""The scoring pipeline end to end with a scripted judge: hand-derived records and summary."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from workbench.judges.base import JudgeError
+from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge
+from workbench.pipeline import ScoreOptions, estimate_calls, score_items, summarize, write_outputs
+from workbench.types import ClaimVerdict, EvalItem, JudgeUsage, Passage, Thresholds
+
+P1 = Passage("p1", "The refund window on annual plans is 30 days.")
+P2 = Passage("p2", "Monthly plans cannot be refunded.")
+
+ITEMS = [
+    # faithful + relevant; retrieval: gold p1 at rank 1 of 2
+    EvalItem("a", "What is the refund window?", "The refund window is 30 days [p1].", (P1, P2), gold_context_ids=("p1",)),
+    # one of two claims supported -> 0.5; gold p9 not retrieved
+    EvalItem("b", "Can monthly plans be refunded?", "Monthly plans can be refunded.\nAnnual plans too.", (P2,),
+             gold_context_ids=("p9",)),
+    # unanswerable, refuses
+    EvalItem("c", "What is the CEO's salary?", "I cannot answer that from the documents.", (P1,), answerable=False),
+]
+
+DECOMPOSE = {ITEMS[0].answer: ["The refund window is 30 days."],
+             ITEMS[1].answer: ["Monthly plans can be refunded.", "Annual plans too."],
+             ITEMS[2].answer: ["I cannot answer that from the documents."]}
+SUPPORTED = {"The refund window is 30 days.": "refund window on annual plans is 30 days",
+             "Monthly plans can be refunded.": "Monthly plans cannot be refunded"}
+
+
+def scripted():
+    judge = ScriptedJudge()
+    judge.set_default("decompose", lambda answer: DECOMPOSE[answer])
+    judge.set_default("verify", lambda claim, passages: ClaimVerdict(
+        claim, claim in SUPPORTED, 1.0 if claim in SUPPORTED else 0.0, quote=SUPPORTED.get(claim)))
+    judge.set_default("reverse_questions", lambda answer, n: ["RQ " + answer[:5]])
+    judge.set_default("is_refusal", lambda answer: answer.startswith("I cannot"))
+    vectors = {"What is the refund window?": [1, 0], "RQ The r": [1, 0],
+               "Can monthly plans be refunded?": [1, 0], "RQ Month": [0.6, 0.8],
+               "What is the CEO's salary?": [0, 1], "RQ I can": [1, 0]}
+    return judge, ScriptedEmbedder(vectors)
+
+
+def test_pipeline_records_and_summary_hand_derived(tmp_path):
+    judge, embedder = scripted()
+    records = asyncio.run(score_items(ITEMS, judge, embedder, ScoreOptions()))
+    a, b, c = records
+    assert (a["faithfulness"], a["answer_relevance"], a["quadrant"]) == (1.0, 1.0, "pass")
+    assert a["retrieval"] == {"k": 2, "recall_at_k": 1.0, "precision_at_k": 0.5, "mrr": 1.0}
+    assert a["citations"] == [{"id": "p1", "in_corpus": True, "retrieved": True, "supports": True}]
+    assert a["claims"][0]["quote_found"] is True and a["claims"][0]["passage_id"] == "p1"
+    # b: 1 of 2 supported; relevance cos([0.6,0.8],[1,0]) = 0.6 < 0.70
+    assert b["faithfulness"] == 0.5 and b["answer_relevance"] == pytest.approx(0.6) and b["quadrant"] == "fail"
+    assert b["retrieval"]["recall_at_k"] == 0.0 and b["retrieval"]["mrr"] == 0.0
+    assert c["abstained"] is True and c["faithfulness"] is None and c["quadrant"] == "abstained"
+    assert c["retrieval"] is None
+
+    summary = summarize(records, thresholds=Thresholds(), usage=JudgeUsage(calls=7), fingerprint="scripted@test")
+    assert summary["n_items"] == 3
+    assert summary["faithfulness"] == {"n": 2, "mean": 0.75, "pass_rate": 0.5}
+    assert summary["answer_relevance"]["n"] == 3
+    assert summary["quadrant"] == {"pass": 1, "faithful_irrelevant": 0, "relevant_unfaithful": 0, "fail": 1,
+                                   "abstained": 1, "unscored": 0}
+    assert summary["abstention"] == {"unanswerable": 1, "abstention_rate": 1.0, "answerable": 2, "false_refusal_rate": 0.0}
+    assert summary["retrieval"] == {"n": 2, "k": 5, "recall_at_k": 0.5, "precision_at_k": 0.25, "mrr": 0.5}
+    assert summary["citations"] == {"n": 1, "missing_from_corpus": 0, "not_retrieved": 0, "unsupported": 0}
+    assert summary["quotes"] == {"n": 2, "hallucinated": 0, "rate": 0.0}
+
+    write_outputs(tmp_path, records, summary)
+    lines = (tmp_path / "items.jsonl").read_text().splitlines()
+    assert [json.loads(l)["id"] for l in lines] == ["a", "b", "c"]
+    assert all(not k.startswith("_") for k in json.loads(lines[0]))
+    assert json.loads((tmp_path / "summary.json").read_text()) == summary
+
+
+def test_pipeline_records_judge_failures_per_item_and_goes_on():
+    judge, embedder = scripted()
+    judge.enqueue("decompose", JudgeError("HTTP 500 after 4 retries"))
+    records = asyncio.run(score_items(ITEMS[:2], judge, embedder, ScoreOptions(items_in_flight=1)))
+    assert records[0]["faithfulness"] is None and records[0]["quadrant"] == "unscored"
+    assert records[0]["errors"] == ["decompose: HTTP 500 after 4 retries"]
+    assert records[1]["faithfulness"] == 0.5 and records[1]["errors"] == []
+
+
+def test_empty_summary_uses_null_not_zero():
+    summary = summarize([], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x")
+    assert summary["faithfulness"] is None and summary["retrieval"] is None and summary["citations"] is None
+    assert summary["abstention"]["abstention_rate"] is None and summary["quotes"]["rate"] is None
+
+
+def test_estimate_calls_counts_per_item():
+    est = estimate_calls(ITEMS)
+    # verify: 1 + 2 + 1 sentences; citations: 1
+    assert est["verify_estimated"] == 4 and est["citation_checks"] == 1
+    assert est["chat_calls_estimated"] == 3 + 4 + 6 + 1
