@@ -1,0 +1,153 @@
+"""Numbered schema migrations, recorded in the ``_migrations`` table.
+
+Each migration is ``(number, name, statements)``; ``migrate`` applies the missing ones in order,
+inside one ``BEGIN IMMEDIATE`` transaction, so two processes opening a blank file at once cannot
+both apply a migration. Never edit a released migration: append a new one.
+
+Tables:
+- ``items``: eval items (contexts and gold ids as JSON); ``seq`` is insertion order.
+- ``units``: things to label, made once per item (``source`` says which judge or file made them).
+- ``labels``: the append-only human label log. Triggers forbid deleting rows and changing any
+  column except setting ``retracted_at`` once (that is how ``undo_last_label`` works).
+- ``judgments``: judges' verdicts per unit, with fingerprint, score and the raw record as JSON.
+- ``runs``: scoring runs recorded with their summary.
+"""
+from __future__ import annotations
+
+import sqlite_utils
+
+from workbench.store.db import StoreError, now_iso, write_tx
+
+MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
+    (
+        1,
+        "items and units",
+        (
+            """CREATE TABLE items (
+                id TEXT PRIMARY KEY,
+                seq INTEGER NOT NULL,
+                question TEXT NOT NULL,
+                answer TEXT NOT NULL,
+                contexts TEXT NOT NULL,
+                reference TEXT,
+                gold_context_ids TEXT,
+                answerable INTEGER NOT NULL DEFAULT 1,
+                line INTEGER,
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL
+            )""",
+            "CREATE UNIQUE INDEX items_seq ON items(seq)",
+            """CREATE TABLE units (
+                unit_id TEXT PRIMARY KEY,
+                task TEXT NOT NULL,
+                item_id TEXT NOT NULL REFERENCES items(id),
+                claim_index INTEGER,
+                text TEXT NOT NULL,
+                source TEXT,
+                created_at TEXT NOT NULL
+            )""",
+            "CREATE INDEX units_item ON units(item_id, claim_index)",
+            "CREATE INDEX units_task ON units(task)",
+        ),
+    ),
+    (
+        2,
+        "append-only labels",
+        (
+            """CREATE TABLE labels (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                unit_id TEXT NOT NULL REFERENCES units(unit_id),
+                task TEXT NOT NULL,
+                annotator TEXT NOT NULL,
+                value TEXT NOT NULL,
+                note TEXT,
+                created_at TEXT NOT NULL,
+                retracted_at TEXT
+            )""",
+            "CREATE INDEX labels_unit_annotator ON labels(unit_id, annotator, id)",
+            "CREATE INDEX labels_annotator ON labels(annotator, id)",
+            "CREATE INDEX labels_task ON labels(task)",
+            """CREATE TRIGGER labels_no_delete BEFORE DELETE ON labels
+               BEGIN SELECT RAISE(ABORT, 'labels are append-only: rows are never deleted'); END""",
+            """CREATE TRIGGER labels_only_retract BEFORE UPDATE ON labels
+               WHEN NOT (OLD.retracted_at IS NULL AND NEW.retracted_at IS NOT NULL
+                         AND NEW.id IS OLD.id AND NEW.unit_id IS OLD.unit_id
+                         AND NEW.task IS OLD.task AND NEW.annotator IS OLD.annotator
+                         AND NEW.value IS OLD.value AND NEW.note IS OLD.note
+                         AND NEW.created_at IS OLD.created_at)
+               BEGIN SELECT RAISE(ABORT, 'labels are append-only: only retracted_at may be set, once'); END""",
+        ),
+    ),
+    (
+        3,
+        "judgments and runs",
+        (
+            """CREATE TABLE judgments (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                unit_id TEXT NOT NULL REFERENCES units(unit_id),
+                task TEXT NOT NULL,
+                judge TEXT NOT NULL,
+                value TEXT NOT NULL,
+                score REAL,
+                quote TEXT,
+                quote_found INTEGER,
+                "repeat" INTEGER NOT NULL DEFAULT 0,
+                error TEXT,
+                created_at TEXT NOT NULL,
+                raw TEXT
+            )""",
+            'CREATE INDEX judgments_unit_judge ON judgments(unit_id, judge, "repeat", id)',
+            "CREATE INDEX judgments_task_judge ON judgments(task, judge)",
+            "CREATE INDEX judgments_judge ON judgments(judge, id)",
+            """CREATE TABLE runs (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                path TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                judge TEXT,
+                n_items INTEGER,
+                summary TEXT
+            )""",
+        ),
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def applied_migrations(db: sqlite_utils.Database) -> list[int]:
+    """Numbers of the migrations recorded in ``_migrations`` (empty for a blank database)."""
+    if not db["_migrations"].exists():
+        return []
+    return [row["id"] for row in db.query("SELECT id FROM _migrations ORDER BY id")]
+
+
+def migrate(db: sqlite_utils.Database, *, target: int | None = None) -> list[int]:
+    """Apply every missing migration up to ``target`` (default: all) and return the numbers applied.
+
+    Idempotent: re-running on an up-to-date database applies nothing and returns ``[]``.
+    Raises ``StoreError`` when the database has a migration this code does not know (it was
+    written by a newer workbench).
+    """
+    target = LATEST if target is None else target
+    with write_tx(db):
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        done = set(applied_migrations(db))
+        unknown = sorted(done - {number for number, _, _ in MIGRATIONS})
+        if unknown:
+            raise StoreError(
+                f"label store has migration(s) {unknown} unknown to this workbench (latest known: {LATEST}); "
+                "upgrade workbench to open it"
+            )
+        applied = []
+        for number, name, statements in MIGRATIONS:
+            if number in done or number > target:
+                continue
+            for statement in statements:
+                db.execute(statement)
+            db.execute(
+                "INSERT INTO _migrations (id, name, applied_at) VALUES (?, ?, ?)", [number, name, now_iso()]
+            )
+            applied.append(number)
+    return applied
