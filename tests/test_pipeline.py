@@ -81,7 +81,7 @@ def test_pipeline_records_judge_failures_per_item_and_goes_on():
     judge.enqueue("decompose", JudgeError("HTTP 500 after 4 retries"))
     records = asyncio.run(score_items(ITEMS[:2], judge, embedder, ScoreOptions(items_in_flight=1)))
     assert records[0]["faithfulness"] is None and records[0]["quadrant"] == "unscored"
-    assert records[0]["errors"] == ["decompose: HTTP 500 after 4 retries"]
+    assert records[0]["errors"] == ["decompose answer: HTTP 500 after 4 retries"]
     assert records[1]["faithfulness"] == 0.5 and records[1]["errors"] == []
 
 

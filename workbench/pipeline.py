@@ -18,6 +18,9 @@ from statistics import fmean
 from workbench.judges.base import Embedder, Judge, JudgeError, run_sync
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations, cited_sentences
+from workbench.metrics.context import context_precision, context_recall
+from workbench.metrics.correctness import answer_correctness
+from workbench.metrics.diagnosis import diagnose, diagnosis_counts, retrieval_failed
 from workbench.metrics.faithfulness import faithfulness_from_verdicts, verify_claim
 from workbench.metrics.quadrant import quadrant, quadrant_counts
 from workbench.metrics.relevance import answer_relevance
@@ -42,15 +45,24 @@ class ScoreOptions:
 async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: ScoreOptions) -> dict:
     """Score one item on every metric; returns its ``items.jsonl`` record.
 
-    Round trip 1 decomposes the answer; round trip 2 runs every claim verification, the reverse
-    questions, the refusal check and the citation checks at once. A judge failure is recorded in
-    ``errors`` and the affected metric is ``None``; it never raises.
+    Round trip 1 decomposes the answer (and the reference, if any); round trip 2 runs every claim
+    verification, the reverse questions, the refusal check, the citation checks and the context
+    judgments at once. A judge failure is recorded in ``errors`` and the affected metric is
+    ``None``; it never raises.
     """
     errors: list[str] = []
-    try:
-        claims = await judge.decompose(item.answer) if item.answer.strip() else []
-    except JudgeError as exc:
-        claims, _ = None, errors.append(f"decompose: {exc}")
+
+    async def decompose(text: str | None, what: str) -> list[str] | None:
+        if not text or not text.strip():
+            return []
+        try:
+            return await judge.decompose(text)
+        except JudgeError as exc:
+            errors.append(f"decompose {what}: {exc}")
+            return None
+
+    claims, ref_statements = await asyncio.gather(decompose(item.answer, "answer"),
+                                                  decompose(item.reference, "reference"))
 
     async def refusal() -> bool | None:
         try:
@@ -81,7 +93,24 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
             errors.append(f"citations: {exc}")
             return []
 
-    abstained, rel, claim_verdicts, cites = await asyncio.gather(refusal(), relevance(), verdicts(), citations())
+    async def precision():
+        if not hasattr(judge, "judge_context") or not item.contexts:
+            return None
+        return await context_precision(item.question, item.contexts, judge, gold_ids=item.gold_context_ids)
+
+    async def recall():
+        if not item.reference or ref_statements is None:
+            return None
+        return await context_recall(item.reference, item.contexts, judge, statements=ref_statements)
+
+    async def correctness():
+        if not item.reference or ref_statements is None or claims is None:
+            return None
+        return await answer_correctness(item.answer, claims, item.reference, judge,
+                                        reference_statements=ref_statements, embedder=embedder)
+
+    abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
+        refusal(), relevance(), verdicts(), citations(), precision(), recall(), correctness())
     faith = None
     claim_records: list[dict] = []
     if claim_verdicts is not None:
@@ -95,6 +124,19 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
     relevance_score = rel.score if rel is not None else None
     retrieval = retrieval_scores([p.id for p in item.contexts], item.gold_context_ids, k=options.k)
     errors.extend(f"citation {c.id}: {c.error}" for c in cites if c.error)
+    if cprec is not None:
+        errors.extend(f"context {v.passage_id}: {v.error}" for v in cprec.verdicts if v.error)
+    if crec is not None:
+        errors.extend(f"reference statement {i}: {v.error}" for i, v in enumerate(crec.verdicts) if v.error)
+    cprec_score = cprec.score if cprec else None
+    crec_score = crec.score if crec else None
+    diagnosis = diagnose(
+        abstained=is_abstained, faithfulness=faith, relevance=relevance_score,
+        retrieval_failed=retrieval_failed(recall_at_k=retrieval.recall_at_k if retrieval else None,
+                                          context_recall=crec_score, context_precision=cprec_score),
+        correctness_f1=correct.f1 if correct else None,
+        faithfulness_threshold=options.thresholds.faithfulness,
+        relevance_threshold=options.thresholds.answer_relevance)
     return {
         "id": item.id,
         "faithfulness": faith,
@@ -106,9 +148,17 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         "answerable": item.answerable,
         "retrieval": retrieval.to_record() if retrieval else None,
         "citations": [c.to_record() for c in cites],
+        "context_precision": cprec_score,
+        "context_precision_id_based": cprec.id_based if cprec else None,
+        "context_judgments": cprec.to_record()["passages"] if cprec else [],
+        "context_recall": crec_score,
+        "reference_statements": crec.to_record()["statements"] if crec else [],
+        "correctness": correct.to_record() if correct else None,
+        "diagnosis": diagnosis,
         "errors": errors,
         "_quotes": sum(1 for c in claim_records if c["quote"]),
         "_hallucinated": sum(1 for v in (claim_verdicts or ()) if v.quote_hallucinated),
+        "_gold_ids": list(item.gold_context_ids or ()),
     }
 
 
@@ -136,13 +186,52 @@ async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedde
 def _failed_record(item: EvalItem, message: str) -> dict:
     return {"id": item.id, "faithfulness": None, "answer_relevance": None, "quadrant": "unscored", "claims": [],
             "reverse_questions": [], "abstained": None, "answerable": item.answerable, "retrieval": None,
-            "citations": [], "errors": [message], "_quotes": 0, "_hallucinated": 0}
+            "citations": [], "context_precision": None, "context_precision_id_based": None,
+            "context_judgments": [], "context_recall": None, "reference_statements": [], "correctness": None,
+            "diagnosis": "insufficient_data", "errors": [message], "_quotes": 0, "_hallucinated": 0}
 
 
 def _score_block(values: list[float], threshold: float) -> dict | None:
     if not values:
         return None
     return {"n": len(values), "mean": fmean(values), "pass_rate": sum(v >= threshold for v in values) / len(values)}
+
+
+def _mean_block(values: Sequence[float | None]) -> dict | None:
+    values = [v for v in values if v is not None]
+    return {"n": len(values), "mean": fmean(values)} if values else None
+
+
+def _context_precision_block(records: Sequence[dict]) -> dict | None:
+    """Judged context precision, id-based precision where gold ids exist, and passage-level
+    Cohen's kappa between the judge's relevance and gold-id membership."""
+    judged = _mean_block([r.get("context_precision") for r in records])
+    id_based = _mean_block([r.get("context_precision_id_based") for r in records])
+    if judged is None and id_based is None:
+        return None
+    from workbench.stats.agreement import cohen_kappa
+
+    judge_flags, gold_flags = [], []
+    for r in records:
+        if r.get("context_precision_id_based") is None or r.get("context_precision") is None:
+            continue
+        gold = set(r.get("_gold_ids") or ())
+        for p in r.get("context_judgments", []):
+            judge_flags.append(bool(p["relevant"]))
+            gold_flags.append(p["id"] in gold)
+    kappa = cohen_kappa(gold_flags, judge_flags, labels=[True, False]) if len(judge_flags) >= 2 else None
+    return {"n": judged["n"] if judged else 0, "mean": judged["mean"] if judged else None,
+            "id_based": id_based, "judge_vs_gold_kappa": kappa, "n_passages_compared": len(judge_flags)}
+
+
+def _correctness_block(records: Sequence[dict]) -> dict | None:
+    rows = [r["correctness"] for r in records if r.get("correctness") and r["correctness"]["f1"] is not None]
+    if not rows:
+        return None
+    sims = [r["similarity"] for r in rows if r["similarity"] is not None]
+    return {"n": len(rows), "scope": "end-to-end (against the reference answer)",
+            "precision": fmean(r["precision"] for r in rows), "recall": fmean(r["recall"] for r in rows),
+            "f1": fmean(r["f1"] for r in rows), "similarity": fmean(sims) if sims else None}
 
 
 def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUsage, fingerprint: str,
@@ -174,6 +263,10 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
                        "missing_from_corpus": sum(c["in_corpus"] is False for c in cites),
                        "not_retrieved": sum(not c["retrieved"] for c in cites),
                        "unsupported": sum(c["supports"] is False for c in cites)} if cites else None),
+        "context_precision": _context_precision_block(records),
+        "context_recall": _mean_block([r.get("context_recall") for r in records]),
+        "correctness": _correctness_block(records),
+        "diagnosis": diagnosis_counts(r.get("diagnosis", "insufficient_data") for r in records),
         "quotes": {"n": n_quotes, "hallucinated": n_halluc, "rate": (n_halluc / n_quotes) if n_quotes else None},
         "errors": {"items_with_errors": sum(1 for r in records if r["errors"])},
     }

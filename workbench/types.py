@@ -95,6 +95,17 @@ class ClaimVerdict:
 
 
 @dataclass(frozen=True)
+class ContextVerdict:
+    """A judge's verdict on whether one retrieved passage is useful for answering the question."""
+
+    passage_id: str
+    relevant: bool
+    score: float
+    reason: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class FaithfulnessResult:
     """Faithfulness of one answer: supported claims / all claims; ``None`` when there are no claims."""
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from workbench.types import ClaimVerdict, JudgeUsage, Passage
+from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
 
 
 class JudgeError(RuntimeError):
@@ -53,6 +53,17 @@ class Judge(Protocol):
 
     def usage(self) -> JudgeUsage:
         """Cost ledger so far."""
+        ...
+
+
+@runtime_checkable
+class ContextJudge(Protocol):
+    """Optional judge capability: is one retrieved passage useful for the question?
+
+    Reads the question and ONE passage only (never the answer). Used by context precision.
+    """
+
+    async def judge_context(self, question: str, passage: Passage) -> ContextVerdict:
         ...
 
 
