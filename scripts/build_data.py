@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 BEGIN_LABELS = {"Fully attributable": "faithful", "Not fully attributable": "unfaithful", "Generic": None}
 WICE_LABELS = {"supported": "supported", "partially_supported": "unsupported", "not_supported": "unsupported"}
+EMPTY_MESSAGE = "(no user message)"
 XSTEST_MODELS = ("gpt4", "llama2new", "mistralinstruct")
 
 LICENSE_FILES = {
@@ -70,7 +71,8 @@ def build_begin(src: Path, out: Path) -> None:
                 raise ValueError(f"{path}: row {number + 1}: begin_label {raw!r} not in {list(BEGIN_LABELS)}")
             items.append({
                 "id": item_id,
-                "question": row["message"],
+                # two cmu-dog rows have an empty message; an eval item needs a question
+                "question": row["message"] if row["message"].strip() else EMPTY_MESSAGE,
                 "answer": _no_fake_citations(row["response"]),
                 "contexts": [{"id": f"{item_id}#0", "text": row["knowledge"], "source": f"begin/{folder}"}],
                 "meta": {"set": "begin", "data_source": row["data_source"], "model_name": row["model_name"],
