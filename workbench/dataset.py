@@ -451,6 +451,9 @@ def _format_of(path: Path, source: str, allowed: Sequence[str]) -> str:
     raise DatasetError([Problem(source, None, None, f"unknown file type ({shown}): expected {', '.join(expected)}")])
 
 
+_ARRAY_HINT = "this looks like a JSON array, but the loader expects JSON Lines (one object per line)"
+
+
 def _jsonl_records(handle: BinaryIO, source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
     """Yield ``(line, decoded value)`` for each non-blank, decodable JSON line; report the others."""
     first_content = True
@@ -461,15 +464,16 @@ def _jsonl_records(handle: BinaryIO, source: str, problems: list[Problem]) -> It
             continue
         if not text.strip():
             continue
-        value, error = _decode_json(text)
-        if error is not None:
-            if first_content and text.lstrip().startswith("["):
-                error += ("; this looks like a JSON array, but the loader expects JSON Lines "
-                          "(one object per line)")
+        value, error = _decode_json(text.rstrip("\r\n"))
+        looks_like_array = first_content and (text.strip() == "[" or isinstance(value, list))
+        first_content = False
+        if looks_like_array:
+            found = error or "expected a JSON object, got list"
+            problems.append(Problem(source, line, None, f"{found}; {_ARRAY_HINT}"))
+        elif error is not None:
             problems.append(Problem(source, line, None, error))
         else:
             yield line, value
-        first_content = False
 
 
 class _LineFeed:
