@@ -1,0 +1,509 @@
+"""Summary tables and Altair charts built from plain data (no streamlit import).
+
+Shared by the Streamlit pages and the HTML report: every function takes records, dicts or
+DataFrames and returns a ``pandas.DataFrame``, an ``altair.Chart`` or an escaped HTML string.
+Text that comes from an eval set is untrusted: the only HTML built here
+(``highlight_quote_html``) escapes every piece before wrapping the quote in ``<mark>``.
+"""
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+
+from workbench.types import QUADRANTS
+
+QUADRANT_COLORS: dict[str, str] = {
+    "pass": "#2e7d32",
+    "faithful_irrelevant": "#f9a825",
+    "relevant_unfaithful": "#ef6c00",
+    "fail": "#c62828",
+    "abstained": "#546e7a",
+    "unscored": "#9e9e9e",
+}
+CURVE_METRICS: tuple[str, ...] = ("kappa", "f1", "youden_j", "youden", "accuracy", "precision", "recall")
+
+# ---------------------------------------------------------------------------------------------
+# Runs (items.jsonl + summary.json)
+
+
+class RunError(ValueError):
+    """A run folder that cannot be read; the message names the file and line."""
+
+
+def read_run(run_dir: str | Path) -> tuple[dict, list[dict]]:
+    """Read a scored run folder: ``(summary, item records)``.
+
+    Args:
+        run_dir: a folder written by ``workbench score`` holding ``summary.json`` and
+            ``items.jsonl`` (the contract in DESIGN.md).
+
+    Raises:
+        RunError: a file is missing or a line is not a JSON object (names file and line).
+    """
+    run_dir = Path(run_dir)
+    summary_path, items_path = run_dir / "summary.json", run_dir / "items.jsonl"
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{summary_path}: file not found (expected a run folder from `workbench score`)") from None
+    except json.JSONDecodeError as exc:
+        raise RunError(f"{summary_path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(summary, dict):
+        raise RunError(f"{summary_path}: expected a JSON object, got {type(summary).__name__}")
+    records: list[dict] = []
+    try:
+        lines = items_path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise RunError(f"{items_path}: file not found (expected a run folder from `workbench score`)") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RunError(f"{items_path}: line {number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise RunError(f"{items_path}: line {number}: expected a JSON object, got {type(record).__name__}")
+        records.append(record)
+    return summary, records
+
+
+def list_run_dirs(root: str | Path) -> list[Path]:
+    """Run folders under ``root`` (those holding a ``summary.json``), newest first by mtime.
+
+    A missing ``root`` gives an empty list.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    runs = [p for p in root.iterdir() if p.is_dir() and (p / "summary.json").is_file()]
+    return sorted(runs, key=lambda p: ((p / "summary.json").stat().st_mtime, p.name), reverse=True)
+
+
+def items_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per scored item: id, scores, quadrant and claim counts.
+
+    Columns: ``id, faithfulness, answer_relevance, quadrant, abstained, n_claims,
+    n_unsupported, n_quote_missing, n_errors, diagnosis``. Unscored values stay ``NaN`` in the float
+    columns (``None`` in the records); a missing quadrant becomes ``"unscored"``.
+    """
+    rows = []
+    for record in records:
+        claims = record.get("claims") or []
+        rows.append(
+            {
+                "id": str(record.get("id")),
+                "faithfulness": record.get("faithfulness"),
+                "answer_relevance": record.get("answer_relevance"),
+                "quadrant": record.get("quadrant") or "unscored",
+                "abstained": bool(record.get("abstained")),
+                "n_claims": len(claims),
+                "n_unsupported": sum(1 for c in claims if not c.get("supported")),
+                "n_quote_missing": sum(1 for c in claims if c.get("quote") and c.get("quote_found") is False),
+                "n_errors": len(record.get("errors") or []),
+                "diagnosis": record.get("diagnosis"),
+            }
+        )
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "id", "faithfulness", "answer_relevance", "quadrant", "abstained",
+            "n_claims", "n_unsupported", "n_quote_missing", "n_errors", "diagnosis",
+        ],
+    )
+    for column in ("faithfulness", "answer_relevance"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    return frame
+
+
+def claims_frame(record: Mapping[str, Any]) -> pd.DataFrame:
+    """The claims of one item record as a table (text, supported, score, passage, quote, found)."""
+    rows = [
+        {
+            "claim": c.get("text"),
+            "supported": c.get("supported"),
+            "score": c.get("score"),
+            "passage_id": c.get("passage_id"),
+            "quote": c.get("quote"),
+            "quote_found": c.get("quote_found"),
+            "reason": c.get("reason"),
+        }
+        for c in (record.get("claims") or [])
+    ]
+    return pd.DataFrame(rows, columns=["claim", "supported", "score", "passage_id", "quote", "quote_found", "reason"])
+
+
+def quadrant_table(items_df: pd.DataFrame) -> pd.DataFrame:
+    """Counts and shares per quadrant, in ``QUADRANTS`` order, every quadrant listed.
+
+    Shares are over all items; with no items every share is ``NaN`` (never a silent 0).
+    """
+    counts = items_df["quadrant"].value_counts() if len(items_df) else pd.Series(dtype=int)
+    extra = [q for q in counts.index if q not in QUADRANTS]
+    order = list(QUADRANTS) + sorted(extra)
+    total = int(counts.sum()) if len(counts) else 0
+    rows = [
+        {"quadrant": q, "count": int(counts.get(q, 0)), "share": (int(counts.get(q, 0)) / total) if total else float("nan")}
+        for q in order
+    ]
+    return pd.DataFrame(rows, columns=["quadrant", "count", "share"])
+
+
+def _threshold_pair(thresholds: Any) -> tuple[float, float]:
+    """``(faithfulness, answer_relevance)`` thresholds from a ``Thresholds``, a summary block or a dict."""
+    if isinstance(thresholds, Mapping):
+        def get(key: str) -> float:
+            value = thresholds[key]
+            return float(value["threshold"] if isinstance(value, Mapping) else value)
+
+        return get("faithfulness"), get("answer_relevance")
+    return float(thresholds.faithfulness), float(thresholds.answer_relevance)
+
+
+def quadrant_chart(items_df: pd.DataFrame, thresholds: Any) -> alt.LayerChart:
+    """Scatter of faithfulness (x) against answer relevance (y), one point per scored item.
+
+    Items with either score missing (abstained, unscored) are left out of the scatter; they
+    are in ``quadrant_table``. Dashed rules mark the thresholds; each of the four cells is
+    labelled with how many plotted items fall in it (a score equal to the threshold passes,
+    as in the quadrant contract).
+
+    Args:
+        items_df: ``items_frame`` output (needs ``id, faithfulness, answer_relevance, quadrant``).
+        thresholds: a ``Thresholds``, the ``thresholds`` block of ``summary.json`` or a dict
+            ``{"faithfulness": x, "answer_relevance": y}``.
+    """
+    t_f, t_r = _threshold_pair(thresholds)
+    points = items_df.dropna(subset=["faithfulness", "answer_relevance"]).copy()
+    domain = [q for q in QUADRANT_COLORS]
+    scale = alt.Scale(domain=domain, range=[QUADRANT_COLORS[q] for q in domain])
+    axis_scale = alt.Scale(domain=[0, 1])
+    scatter = (
+        alt.Chart(points)
+        .mark_circle(size=70, opacity=0.75)
+        .encode(
+            x=alt.X("faithfulness:Q", scale=axis_scale, title="faithfulness"),
+            y=alt.Y("answer_relevance:Q", scale=axis_scale, title="answer relevance"),
+            color=alt.Color("quadrant:N", scale=scale, title="quadrant"),
+            tooltip=["id:N", "quadrant:N", alt.Tooltip("faithfulness:Q", format=".2f"),
+                     alt.Tooltip("answer_relevance:Q", format=".2f")],
+        )
+    )
+    rules = pd.DataFrame({"x": [t_f], "y": [t_r]})
+    vrule = alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="#555").encode(x="x:Q")
+    hrule = alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="#555").encode(y="y:Q")
+    cells = quadrant_cell_counts(points, t_f, t_r)
+    text = (
+        alt.Chart(cells)
+        .mark_text(fontSize=14, fontWeight="bold", color="#222")
+        .encode(x="x:Q", y="y:Q", text="label:N")
+    )
+    return alt.layer(scatter, vrule, hrule, text).properties(width=420, height=420, title="Quadrant")
+
+
+def quadrant_cell_counts(points: pd.DataFrame, t_f: float, t_r: float) -> pd.DataFrame:
+    """Counts of scored items in the four threshold cells, with a label position for each.
+
+    A score at or above its threshold counts as passing. Columns: ``cell, count, x, y, label``.
+    """
+    f_ok = points["faithfulness"] >= t_f
+    r_ok = points["answer_relevance"] >= t_r
+    spec = [
+        ("pass", f_ok & r_ok, (1 + t_f) / 2, (1 + t_r) / 2),
+        ("faithful_irrelevant", f_ok & ~r_ok, (1 + t_f) / 2, t_r / 2),
+        ("relevant_unfaithful", ~f_ok & r_ok, t_f / 2, (1 + t_r) / 2),
+        ("fail", ~f_ok & ~r_ok, t_f / 2, t_r / 2),
+    ]
+    rows = [{"cell": name, "count": int(mask.sum()), "x": x, "y": y} for name, mask, x, y in spec]
+    frame = pd.DataFrame(rows, columns=["cell", "count", "x", "y"])
+    frame["label"] = frame["count"].map(lambda n: f"n={n}")
+    return frame
+
+
+def summary_table(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """The headline numbers of ``summary.json`` as rows ``metric, value`` (``None`` kept as ``None``)."""
+    rows: list[dict] = [{"metric": "items", "value": summary.get("n_items")}]
+    for block, keys in (
+        ("faithfulness", ("n", "mean", "pass_rate")),
+        ("answer_relevance", ("n", "mean", "pass_rate")),
+        ("abstention", ("unanswerable", "abstention_rate", "answerable", "false_refusal_rate")),
+        ("retrieval", ("n", "k", "recall_at_k", "precision_at_k", "mrr")),
+        ("citations", ("n", "missing_from_corpus", "not_retrieved", "unsupported")),
+        ("quotes", ("n", "hallucinated", "rate")),
+    ):
+        value = summary.get(block)
+        if value is None:
+            rows.append({"metric": block, "value": None})
+            continue
+        for key in keys:
+            if isinstance(value, Mapping) and key in value:
+                rows.append({"metric": f"{block}.{key}", "value": value[key]})
+    thresholds = summary.get("thresholds") or {}
+    for key in ("faithfulness", "answer_relevance", "source"):
+        if key in thresholds:
+            rows.append({"metric": f"thresholds.{key}", "value": thresholds[key]})
+    frame = pd.DataFrame(rows, columns=["metric", "value"])
+    frame["value"] = frame["value"].map(lambda v: None if v is None else str(v))
+    return frame
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement
+
+
+def human_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """Human-human agreement per task from an ``agreement --json`` payload.
+
+    Columns: ``task, units, labelled_units, annotators, alpha, alpha_low, alpha_high,
+    pairwise_kappa`` (pairs joined as ``a|b=0.60``). Missing values stay ``None``.
+    """
+    rows = []
+    for task, block in report.items():
+        if not isinstance(block, Mapping) or not block:
+            continue
+        human = block.get("human") or {}
+        ci = human.get("alpha_ci") or [None, None]
+        pairs = human.get("pairwise_kappa") or {}
+        rows.append(
+            {
+                "task": task,
+                "units": block.get("units"),
+                "labelled_units": block.get("labelled_units"),
+                "annotators": ", ".join(map(str, block.get("annotators") or [])),
+                "alpha": human.get("alpha"),
+                "alpha_low": ci[0] if len(ci) > 0 else None,
+                "alpha_high": ci[1] if len(ci) > 1 else None,
+                "pairwise_kappa": ", ".join(f"{k}={_fmt(v)}" for k, v in pairs.items()),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["task", "units", "labelled_units", "annotators", "alpha", "alpha_low", "alpha_high", "pairwise_kappa"]
+    )
+
+
+def judges_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """Judge-vs-human-majority agreement, one row per (task, judge), beside the human ceiling.
+
+    Columns: ``task, judge, n, kappa, kappa_low, kappa_high, ac1, alpha_with_humans, accuracy,
+    quote_hallucination_rate, human_alpha`` (``human_alpha`` repeats the task's human-human
+    alpha so the judge can be read against the ceiling).
+    """
+    rows = []
+    for task, block in report.items():
+        if not isinstance(block, Mapping) or not block:
+            continue
+        human_alpha = (block.get("human") or {}).get("alpha")
+        for judge, j in (block.get("judges") or {}).items():
+            ci = j.get("kappa_ci") or [None, None]
+            rows.append(
+                {
+                    "task": task,
+                    "judge": judge,
+                    "n": j.get("n"),
+                    "kappa": j.get("kappa"),
+                    "kappa_low": ci[0] if len(ci) > 0 else None,
+                    "kappa_high": ci[1] if len(ci) > 1 else None,
+                    "ac1": j.get("ac1"),
+                    "alpha_with_humans": j.get("alpha_with_humans"),
+                    "accuracy": j.get("accuracy"),
+                    "quote_hallucination_rate": j.get("quote_hallucination_rate"),
+                    "human_alpha": human_alpha,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=["task", "judge", "n", "kappa", "kappa_low", "kappa_high", "ac1", "alpha_with_humans",
+                 "accuracy", "quote_hallucination_rate", "human_alpha"],
+    )
+
+
+def ceiling_chart(report: Mapping[str, Any]) -> alt.Chart:
+    """Bars of each judge's kappa vs the human majority beside the human-human alpha, per task.
+
+    Missing values (``None``) are left out. One bar group per task; colour = who is measured.
+    """
+    rows = []
+    for task, block in report.items():
+        if not isinstance(block, Mapping) or not block:
+            continue
+        alpha = (block.get("human") or {}).get("alpha")
+        if alpha is not None:
+            rows.append({"task": task, "who": "humans (alpha)", "value": float(alpha)})
+        for judge, j in (block.get("judges") or {}).items():
+            if j.get("kappa") is not None:
+                rows.append({"task": task, "who": f"judge {judge[:12]} (kappa)", "value": float(j["kappa"])})
+    frame = pd.DataFrame(rows, columns=["task", "who", "value"])
+    return (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=alt.X("value:Q", scale=alt.Scale(domain=[-1, 1]), title="agreement"),
+            y=alt.Y("who:N", title=None),
+            color=alt.Color("who:N", legend=None),
+            row=alt.Row("task:N", title=None),
+            tooltip=["task:N", "who:N", alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(width=380, title="Human ceiling beside judge agreement")
+    )
+
+
+def confusion_heatmap(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, title: str | None = None) -> alt.LayerChart:
+    """Heatmap of a confusion matrix: rows = human labels, columns = judge labels (``labels`` order).
+
+    Each cell shows its count. A matrix whose shape does not match ``labels`` raises ``ValueError``.
+    """
+    labels = [str(label) for label in labels]
+    if len(matrix) != len(labels) or any(len(row) != len(labels) for row in matrix):
+        raise ValueError(f"confusion matrix: expected {len(labels)}x{len(labels)} for labels {labels}, got {matrix!r}")
+    rows = [
+        {"human": labels[i], "judge": labels[j], "count": int(matrix[i][j])}
+        for i in range(len(labels))
+        for j in range(len(labels))
+    ]
+    frame = pd.DataFrame(rows, columns=["human", "judge", "count"])
+    base = alt.Chart(frame).encode(
+        x=alt.X("judge:N", sort=labels, title="judge"),
+        y=alt.Y("human:N", sort=labels, title="human (majority)"),
+    )
+    heat = base.mark_rect().encode(color=alt.Color("count:Q", scale=alt.Scale(scheme="blues"), title="count"))
+    text = base.mark_text(fontSize=14).encode(text="count:Q")
+    return alt.layer(heat, text).properties(width=220, height=220, title=title or "Confusion")
+
+
+# ---------------------------------------------------------------------------------------------
+# Calibration
+
+
+def threshold_curve(sweep_df: pd.DataFrame, chosen: float | None, *, title: str | None = None) -> alt.LayerChart:
+    """Metrics vs threshold (kappa, F1, Youden's J, ...) with a rule at the chosen threshold.
+
+    Args:
+        sweep_df: one row per threshold; a ``threshold`` column plus any of ``CURVE_METRICS``
+            (other columns are ignored; ``None``/``NaN`` values are dropped per metric).
+        chosen: the selected threshold, or ``None`` (no rule drawn).
+
+    Raises:
+        ValueError: ``sweep_df`` has no ``threshold`` column or none of ``CURVE_METRICS``.
+    """
+    if "threshold" not in sweep_df.columns:
+        raise ValueError(f"threshold sweep: expected a 'threshold' column, got {list(sweep_df.columns)}")
+    metrics = [m for m in CURVE_METRICS if m in sweep_df.columns]
+    if not metrics:
+        raise ValueError(f"threshold sweep: expected one of {CURVE_METRICS}, got {list(sweep_df.columns)}")
+    long = (
+        sweep_df[["threshold", *metrics]]
+        .melt(id_vars="threshold", var_name="metric", value_name="value")
+        .dropna(subset=["value"])
+    )
+    long["value"] = long["value"].astype(float)
+    lines = (
+        alt.Chart(long)
+        .mark_line()
+        .encode(
+            x=alt.X("threshold:Q", scale=alt.Scale(domain=[0, 1]), title="threshold"),
+            y=alt.Y("value:Q", title="value"),
+            color=alt.Color("metric:N", sort=metrics),
+            tooltip=["metric:N", alt.Tooltip("threshold:Q", format=".3f"), alt.Tooltip("value:Q", format=".3f")],
+        )
+    )
+    layers: list[alt.Chart] = [lines]
+    if chosen is not None:
+        rule_df = pd.DataFrame({"threshold": [float(chosen)], "label": [f"chosen {float(chosen):.3f}"]})
+        layers.append(alt.Chart(rule_df).mark_rule(color="black", strokeDash=[4, 4]).encode(x="threshold:Q"))
+        layers.append(
+            alt.Chart(rule_df).mark_text(align="left", dx=4, dy=-6, color="black").encode(
+                x="threshold:Q", y=alt.value(8), text="label:N"
+            )
+        )
+        at_chosen = long.assign(gap=(long["threshold"] - float(chosen)).abs())
+        if len(at_chosen):
+            at_chosen = at_chosen.loc[at_chosen.groupby("metric")["gap"].idxmin()]
+            layers.append(
+                alt.Chart(at_chosen).mark_point(filled=True, size=80).encode(
+                    x="threshold:Q", y="value:Q", color=alt.Color("metric:N", sort=metrics)
+                )
+            )
+    return alt.layer(*layers).properties(width=460, height=300, title=title or "Threshold sweep")
+
+
+_PREDICTED = ("predicted", "mean_score", "mean_predicted", "score", "bin_mean")
+_OBSERVED = ("observed", "observed_rate", "rate", "fraction_positive", "positive_rate")
+
+
+def _pick(columns: Iterable[str], names: Sequence[str]) -> str | None:
+    columns = list(columns)
+    return next((n for n in names if n in columns), None)
+
+
+def reliability_chart(df: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart:
+    """Observed rate of the positive human label vs the judge's mean score per score bin.
+
+    Args:
+        df: one row per bin with a predicted column (``predicted`` / ``mean_score`` / ...), an
+            observed column (``observed`` / ``observed_rate`` / ...), and optionally ``n``
+            (point size). Bins with a missing observed rate are left out.
+
+    A perfectly calibrated judge lies on the dashed diagonal.
+
+    Raises:
+        ValueError: the predicted or observed column cannot be found.
+    """
+    predicted, observed = _pick(df.columns, _PREDICTED), _pick(df.columns, _OBSERVED)
+    if predicted is None or observed is None:
+        raise ValueError(
+            f"reliability table: expected a predicted column {_PREDICTED} and an observed column {_OBSERVED}, "
+            f"got {list(df.columns)}"
+        )
+    frame = pd.DataFrame(
+        {
+            "predicted": pd.to_numeric(df[predicted], errors="coerce"),
+            "observed": pd.to_numeric(df[observed], errors="coerce"),
+            "n": pd.to_numeric(df["n"], errors="coerce") if "n" in df.columns else 1,
+        }
+    ).dropna(subset=["predicted", "observed"])
+    diagonal = pd.DataFrame({"predicted": [0.0, 1.0], "observed": [0.0, 1.0]})
+    axis = alt.Scale(domain=[0, 1])
+    diag = alt.Chart(diagonal).mark_line(strokeDash=[4, 4], color="#888").encode(
+        x=alt.X("predicted:Q", scale=axis), y=alt.Y("observed:Q", scale=axis)
+    )
+    line = alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("predicted:Q", scale=axis, title="mean judge score in bin"),
+        y=alt.Y("observed:Q", scale=axis, title="observed rate of positive human label"),
+        tooltip=[alt.Tooltip("predicted:Q", format=".3f"), alt.Tooltip("observed:Q", format=".3f"), "n:Q"],
+    )
+    sized = alt.Chart(frame).mark_circle().encode(x="predicted:Q", y="observed:Q", size=alt.Size("n:Q", title="n"))
+    return alt.layer(diag, line, sized).properties(width=360, height=360, title=title or "Reliability")
+
+
+# ---------------------------------------------------------------------------------------------
+# Escaped text
+
+
+def highlight_quote_html(text: str, quote: str | None) -> str:
+    """``text`` as escaped HTML with every exact occurrence of ``quote`` wrapped in ``<mark>``.
+
+    Both the passage and the quote are untrusted: the pieces are escaped with ``html.escape``
+    first, and only then is the ``<mark>`` tag added, so nothing from the data becomes markup.
+    Newlines become ``<br>``. An empty/``None`` quote, or one not found verbatim, gives the
+    plain escaped text (the caller shows the quote separately).
+    """
+    text = text or ""
+    if not quote or quote not in text:
+        return _escape_block(text)
+    parts = text.split(quote)
+    marked = f"<mark>{_escape_block(quote)}</mark>"
+    return marked.join(_escape_block(part) for part in parts)
+
+
+def _escape_block(text: str) -> str:
+    return html.escape(text, quote=True).replace("\n", "<br>")
+
+
+def _fmt(value: Any) -> str:
+    return "n/a" if value is None else f"{float(value):.2f}"
