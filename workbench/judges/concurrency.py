@@ -1,0 +1,260 @@
+"""One async concurrency core for remote judges: an adaptive limiter and the single retry helper.
+
+``AdaptiveLimiter`` bounds calls in flight. It starts at 64 (or stays at a fixed cap), halves on a
+429 or when the median latency of a window of successes rises sharply over a running baseline,
+and grows by one per window while latency stays flat (additive increase, multiplicative
+decrease). It never goes below ``min_limit`` (1).
+
+``with_retries`` is the only place that retries: exponential backoff with jitter on 429, 5xx,
+timeouts, connection errors and unparseable output, honouring ``Retry-After``. Anything else
+(401, 404, a 400 the caller did not handle) fails at once. After the last attempt it raises
+``JudgeError``.
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import statistics
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TypeVar
+
+import openai
+
+from workbench.judges.base import JudgeError
+from workbench.judges.parsing import ParseError
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+DEFAULT_INITIAL_LIMIT = 64
+
+
+class AdaptiveLimiter:
+    """Async limit on calls in flight that adapts to throttling and latency.
+
+    Args:
+        initial: starting limit (64).
+        fixed: a fixed cap; when given the limit never changes.
+        min_limit / max_limit: bounds of the adaptive limit.
+        window: successes per adjustment window; ``None`` = the current limit (at least 8),
+            i.e. about one adjustment per round trip.
+        spike_factor: window median above ``spike_factor * baseline`` halves the limit.
+        flat_factor: window median at or below ``flat_factor * baseline`` adds one.
+        baseline_alpha: weight of a new window median in the running baseline (EWMA).
+
+    ``history`` records every change as ``(reason, new_limit)``.
+    """
+
+    def __init__(
+        self,
+        initial: int = DEFAULT_INITIAL_LIMIT,
+        *,
+        fixed: int | None = None,
+        min_limit: int = 1,
+        max_limit: int = 1024,
+        window: int | None = None,
+        spike_factor: float = 2.0,
+        flat_factor: float = 1.3,
+        baseline_alpha: float = 0.2,
+    ) -> None:
+        if fixed is not None and fixed < 1:
+            raise ValueError(f"fixed concurrency must be >= 1, got {fixed}")
+        self.fixed = fixed is not None
+        self.min_limit = max(1, min_limit)
+        self.max_limit = max(self.min_limit, max_limit)
+        self.limit = fixed if fixed is not None else min(max(initial, self.min_limit), self.max_limit)
+        self.window = window
+        self.spike_factor = spike_factor
+        self.flat_factor = flat_factor
+        self.baseline_alpha = baseline_alpha
+        self.baseline: float | None = None
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.epoch = 0  # bumped on every decrease; stale throttles from older epochs are ignored
+        self.history: list[tuple[str, int]] = []
+        self._samples: list[float] = []
+        self._waiters: deque[asyncio.Future] = deque()
+
+    # -- admission ---------------------------------------------------------------------------
+    async def acquire(self) -> int:
+        """Wait for a free slot; returns the epoch at admission (pass it to ``on_*``)."""
+        while self.in_flight >= self.limit:
+            fut = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                if fut in self._waiters:
+                    self._waiters.remove(fut)
+                elif fut.done() and not fut.cancelled():
+                    self._wake()  # pass the wake-up on
+                raise
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        return self.epoch
+
+    def release(self) -> None:
+        """Free a slot taken by ``acquire``."""
+        self.in_flight = max(0, self.in_flight - 1)
+        self._wake()
+
+    def _wake(self) -> None:
+        free = self.limit - self.in_flight
+        while free > 0 and self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                free -= 1
+
+    @asynccontextmanager
+    async def slot(self):
+        """``async with limiter.slot() as epoch:`` around one call."""
+        epoch = await self.acquire()
+        try:
+            yield epoch
+        finally:
+            self.release()
+
+    # -- feedback ----------------------------------------------------------------------------
+    def _set(self, limit: int, reason: str) -> None:
+        limit = min(max(limit, self.min_limit), self.max_limit)
+        if limit != self.limit:
+            if limit < self.limit:
+                self.epoch += 1
+            self.limit = limit
+            self.history.append((reason, limit))
+            self._wake()
+
+    def on_throttle(self, epoch: int | None = None) -> None:
+        """A 429: halve the limit, once per epoch (calls admitted before the last decrease are ignored)."""
+        if self.fixed or (epoch is not None and epoch < self.epoch):
+            return
+        self._samples.clear()
+        self._set(self.limit // 2, "throttled")
+
+    def on_success(self, latency: float, epoch: int | None = None) -> None:
+        """Record one successful call's latency (seconds); may adjust the limit at a window's end."""
+        if self.fixed or latency < 0:
+            return
+        if epoch is not None and epoch < self.epoch:
+            return  # measured under the old, higher limit
+        self._samples.append(latency)
+        window = self.window or max(8, self.limit)
+        if len(self._samples) < window:
+            return
+        median = statistics.median(self._samples)
+        self._samples.clear()
+        if self.baseline is None:
+            self.baseline = median
+            self._set(self.limit + 1, "flat")
+            return
+        if median > self.spike_factor * self.baseline:
+            self._set(self.limit // 2, "latency")
+        elif median <= self.flat_factor * self.baseline:
+            self._set(self.limit + 1, "flat")
+        self.baseline = (1 - self.baseline_alpha) * self.baseline + self.baseline_alpha * median
+
+
+# -- retries -----------------------------------------------------------------------------------
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` (number or HTTP date) on an API error."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def classify(exc: BaseException) -> tuple[bool, bool]:
+    """``(retryable, throttled)`` for an exception from one attempt."""
+    if isinstance(exc, openai.RateLimitError):
+        return True, True
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, asyncio.TimeoutError, ParseError)):
+        return True, False
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        return status == 408 or status == 409 or status >= 500, status == 429
+    return False, False
+
+
+def describe(exc: BaseException) -> str:
+    """Short one-line description of an attempt's failure (no request body, no headers)."""
+    status = getattr(exc, "status_code", None)
+    text = " ".join(str(exc).split())[:200]
+    return f"{type(exc).__name__}{f' {status}' if status else ''}: {text}"
+
+
+async def with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    what: str,
+    max_retries: int,
+    limiter: AdaptiveLimiter | None = None,
+    base_delay: float = 0.5,
+    max_delay: float = 20.0,
+    max_retry_after: float = 120.0,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """Run ``attempt()`` up to ``max_retries + 1`` times inside a limiter slot.
+
+    Backoff before retry ``i`` (0-based) is ``d/2 + U(0, d/2)`` with ``d = min(max_delay,
+    base_delay * 2**i)``; a ``Retry-After`` header replaces it (capped at ``max_retry_after``).
+    A 429 also halves the limiter. Non-retryable API errors and the last failure raise
+    ``JudgeError`` naming ``what`` and the cause; other exceptions (bugs) propagate unchanged.
+    """
+    rng = rng or random.Random()
+    last: BaseException | None = None
+    for i in range(max_retries + 1):
+        epoch = await limiter.acquire() if limiter else None
+        started = time.monotonic()
+        try:
+            try:
+                result = await attempt()
+            finally:
+                if limiter:
+                    limiter.release()
+        except Exception as exc:  # noqa: BLE001 - classified below
+            retryable, throttled = classify(exc)
+            if not retryable and not isinstance(exc, openai.APIError):
+                raise
+            if limiter and throttled:
+                limiter.on_throttle(epoch)
+            elif limiter and isinstance(exc, ParseError):
+                limiter.on_success(time.monotonic() - started, epoch)
+            last = exc
+            if not retryable:
+                raise JudgeError(f"{what}: {describe(exc)}") from exc
+            if i == max_retries:
+                break
+            delay = retry_after_seconds(exc)
+            if delay is not None:
+                delay = min(delay, max_retry_after)
+            else:
+                cap = min(max_delay, base_delay * 2**i)
+                delay = cap / 2 + rng.uniform(0, cap / 2)
+            log.debug("%s: attempt %d failed (%s); retrying in %.2fs", what, i + 1, describe(exc), delay)
+            await sleep(delay)
+            continue
+        if limiter:
+            limiter.on_success(time.monotonic() - started, epoch)
+        return result
+    raise JudgeError(f"{what}: failed after {max_retries + 1} attempt(s); last error {describe(last)}") from last

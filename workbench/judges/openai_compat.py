@@ -1,0 +1,453 @@
+"""LLM judge and embedder over any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp...).
+
+Uses the official ``openai.AsyncOpenAI`` client with its own retries off (``max_retries=0``):
+retries, backoff and the adaptive concurrency limit live in :mod:`workbench.judges.concurrency`.
+Every successful reply is cached (:mod:`workbench.judges.cache`) under a key of named parts, so a
+re-run makes no calls and a killed run resumes with only the missing ones. Errors are never cached.
+
+Credentials: ``OPENAI_API_KEY`` (never stored, logged or cached). The endpoint is
+``config.base_url`` or ``OPENAI_BASE_URL`` (default OpenAI). Without a key, a self-hosted endpoint
+(any base URL other than api.openai.com) gets the placeholder key ``sk-no-key``; with neither a
+key nor a base URL the constructor raises :class:`MissingCredentialsError`.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import os
+import random
+import weakref
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+import openai
+
+from workbench.config import JudgeConfig, default_cache_path
+from workbench.judges.base import JudgeError, fingerprint
+from workbench.judges.cache import JudgeCache, cache_key
+from workbench.judges.concurrency import AdaptiveLimiter, with_retries
+from workbench.judges.parsing import ParseError, ParseResult, parse_claims, parse_lines, parse_refusal, parse_verdict
+from workbench.judges.prompts import PROMPT_NAMES, Prompt, load_prompt, prompt_hashes
+from workbench.types import ClaimVerdict, JudgeUsage, Passage
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+PLACEHOLDER_KEY = "sk-no-key"
+OPENAI_HOST = "api.openai.com"
+EMBED_BATCH = 256
+TOP_LOGPROBS = 5
+
+
+class MissingCredentialsError(JudgeError):
+    """No ``OPENAI_API_KEY`` and no self-hosted ``base_url`` to fall back on."""
+
+
+def endpoint_host(base_url: str | None) -> str:
+    """The host part of a base URL (no scheme, port, path or credentials); OpenAI's when ``None``."""
+    if not base_url:
+        return OPENAI_HOST
+    return (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
+
+
+def make_client(config: JudgeConfig) -> openai.AsyncOpenAI:
+    """An ``AsyncOpenAI`` for ``config`` with client-side retries off and the per-call timeout.
+
+    Raises ``MissingCredentialsError`` when there is no key and no self-hosted base URL.
+    """
+    base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    api_key = os.environ.get("OPENAI_API_KEY") or None
+    if api_key is None:
+        if base_url is None:
+            raise MissingCredentialsError(
+                "the openai judge needs OPENAI_API_KEY, or OPENAI_BASE_URL / --base-url pointing at a "
+                "self-hosted OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1)"
+            )
+        if endpoint_host(base_url) == OPENAI_HOST:
+            raise MissingCredentialsError(f"OPENAI_API_KEY is not set and {base_url} needs one")
+        api_key = PLACEHOLDER_KEY
+    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=config.timeout)
+
+
+def render_passages(passages: Sequence[Passage]) -> str:
+    """Passages as ``<passage id="...">text</passage>`` blocks, in the given order."""
+    return "\n".join(f'<passage id="{p.id}">\n{p.text}\n</passage>' for p in passages)
+
+
+def p_true_from_logprobs(logprobs: Any, key: str = "supported") -> float | None:
+    """P(true) for the boolean value of ``key`` in a JSON reply, from token logprobs.
+
+    Finds the first token after the text ``"<key>"`` that reads ``true`` or ``false`` and returns
+    ``P(true) / (P(true) + P(false))`` over its ``top_logprobs`` (both normalised so mass on other
+    tokens is ignored). ``None`` when logprobs are missing or the token cannot be found.
+    """
+    tokens = getattr(logprobs, "content", None) if logprobs is not None else None
+    if not tokens:
+        return None
+    seen = ""
+    marker = f'"{key}"'
+    found_key = False
+    for token in tokens:
+        text = getattr(token, "token", "") or ""
+        if not found_key:
+            seen += text
+            found_key = marker in seen
+            continue
+        word = text.strip().strip('":,').lower()
+        if not word:
+            continue
+        if word.startswith("true") or word.startswith("false"):
+            alternatives = list(getattr(token, "top_logprobs", None) or [])
+            if not alternatives:
+                alternatives = [token]
+            mass = {"true": 0.0, "false": 0.0}
+            for alt in alternatives:
+                alt_word = (getattr(alt, "token", "") or "").strip().strip('":,').lower()
+                for name in mass:  # "true", "True", "tr" (a split token) all count for true
+                    if alt_word and (name.startswith(alt_word) or alt_word.startswith(name)):
+                        mass[name] += math.exp(getattr(alt, "logprob", -math.inf))
+                        break
+            total = mass["true"] + mass["false"]
+            return None if total <= 0 else mass["true"] / total
+        return None  # something else came after the key (e.g. a string): no boolean token
+    return None
+
+
+_PER_LOOP: "weakref.WeakKeyDictionary[openai.AsyncOpenAI, tuple[weakref.ref, openai.AsyncOpenAI]]" = weakref.WeakKeyDictionary()
+
+
+def client_for_running_loop(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
+    """A copy of ``client`` with its own connection pool for the running event loop.
+
+    HTTP connections cannot cross event loops, and the sync wrapper (``run_sync``) starts a new
+    loop per call, so each loop gets its own copy (same key, base URL and options), shared by
+    every judge and embedder built on the same ``client``.
+    """
+    loop = asyncio.get_running_loop()
+    entry = _PER_LOOP.get(client)
+    if entry is None or entry[0]() is not loop:
+        entry = (weakref.ref(loop), client.copy(http_client=openai.DefaultAsyncHttpxClient(), max_retries=0))
+        _PER_LOOP[client] = entry
+    return entry[1]
+
+
+@dataclass
+class _Ledger:
+    calls: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    parse_problems: deque = field(default_factory=lambda: deque(maxlen=200))
+
+    def usage(self) -> JudgeUsage:
+        return JudgeUsage(self.calls, self.cache_hits, self.failures, self.prompt_tokens, self.completion_tokens)
+
+
+def _open_cache(config: JudgeConfig, cache: JudgeCache | None) -> JudgeCache | None:
+    if not config.use_cache:
+        return None
+    return cache if cache is not None else JudgeCache(config.cache_path or default_cache_path())
+
+
+class OpenAICompatJudge:
+    """The LLM judge (satisfies ``workbench.judges.base.Judge``).
+
+    Args:
+        config: model, base URL, temperature, seed, concurrency (``None`` = adaptive from 64),
+            timeout per call, max retries, cache use and path.
+        client: an ``openai.AsyncOpenAI`` to use instead of building one (tests, sharing).
+        cache: a ``JudgeCache`` to use instead of the default path (ignored if ``use_cache`` is False).
+        logprobs: request token logprobs on verify calls for a continuous score.
+        retry_base_delay / retry_max_delay: backoff bounds in seconds.
+        rng: random source for backoff jitter.
+
+    ``usage().calls`` counts HTTP requests actually sent (retries included); ``cache_hits``
+    counts calls answered from the cache; ``failures`` counts calls that raised ``JudgeError``.
+    """
+
+    backend = "openai"
+
+    def __init__(
+        self,
+        config: JudgeConfig | None = None,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        cache: JudgeCache | None = None,
+        logprobs: bool = True,
+        retry_base_delay: float = 0.5,
+        retry_max_delay: float = 20.0,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config or JudgeConfig(backend="openai")
+        self.model = self.config.model or os.environ.get("WORKBENCH_MODEL") or DEFAULT_MODEL
+        self.client = client if client is not None else make_client(self.config)
+        self.host = endpoint_host(str(self.client.base_url))
+        self.cache = _open_cache(self.config, cache)
+        self.limiter = AdaptiveLimiter(fixed=self.config.concurrency)
+        self.logprobs = logprobs
+        self.prompts: dict[str, Prompt] = {name: load_prompt(name) for name in PROMPT_NAMES}
+        self.retry_base_delay = retry_base_delay
+        self.retry_max_delay = retry_max_delay
+        self._rng = rng or random.Random()
+        self._ledger = _Ledger()
+        self._unsupported: set[str] = set()  # optional request params the endpoint rejected
+        self.fingerprint = fingerprint(self.fingerprint_parts())
+
+    # -- identity ----------------------------------------------------------------------------
+    def _decoding(self) -> dict[str, Any]:
+        return {"temperature": self.config.temperature, "seed": self.config.seed, "logprobs": self.logprobs}
+
+    def fingerprint_parts(self) -> dict[str, Any]:
+        """What changes verdicts: backend, model, endpoint host, prompt hashes, decoding params."""
+        return {"backend": self.backend, "model": self.model, "host": self.host, "prompts": prompt_hashes(), **self._decoding()}
+
+    def usage(self) -> JudgeUsage:
+        return self._ledger.usage()
+
+    @property
+    def parse_problems(self) -> list[tuple[str, str]]:
+        """``(task, problem)`` for values the parser could not use (most recent 200)."""
+        return list(self._ledger.parse_problems)
+
+    # -- one call ----------------------------------------------------------------------------
+    async def _request(self, text: str, *, json_mode: bool, logprobs: bool) -> tuple[str, dict]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": text}],
+            "temperature": self.config.temperature,
+            "timeout": self.config.timeout,
+        }
+        if self.config.seed is not None:
+            kwargs["seed"] = self.config.seed
+        if json_mode and "response_format" not in self._unsupported:
+            kwargs["response_format"] = {"type": "json_object"}
+        if logprobs and "logprobs" not in self._unsupported:
+            kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        while True:
+            self._ledger.calls += 1
+            try:
+                response = await client_for_running_loop(self.client).chat.completions.create(**kwargs)
+                break
+            except openai.BadRequestError as exc:
+                if not self._drop_optional(exc, kwargs):
+                    raise
+        usage = getattr(response, "usage", None)
+        meta = {
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+        }
+        self._ledger.prompt_tokens += meta["prompt_tokens"]
+        self._ledger.completion_tokens += meta["completion_tokens"]
+        if not response.choices:
+            raise ParseError("reply has no choices", "")
+        choice = response.choices[0]
+        content = choice.message.content or ""
+        if logprobs:
+            meta["p_true"] = p_true_from_logprobs(getattr(choice, "logprobs", None))
+        return content, meta
+
+    def _drop_optional(self, exc: openai.BadRequestError, kwargs: dict) -> bool:
+        """After a 400, drop one optional parameter the endpoint may not support; False if none left."""
+        message = str(exc).lower()
+        present = [p for p in ("response_format", "logprobs") if p in kwargs]
+        if not present:
+            return False
+        named = [p for p in present if p in message]
+        drop = named[0] if named else present[0]
+        kwargs.pop(drop, None)
+        if drop == "logprobs":
+            kwargs.pop("top_logprobs", None)
+        if drop not in self._unsupported:
+            log.warning("endpoint %s rejected %s (%s); continuing without it", self.host, drop, " ".join(str(exc).split())[:120])
+        self._unsupported.add(drop)
+        return True
+
+    async def _call(
+        self,
+        task: str,
+        fields: dict[str, Any],
+        key_input: dict[str, Any],
+        parse: Callable[[str], Any],
+        *,
+        json_mode: bool,
+        logprobs: bool = False,
+    ) -> tuple[Any, dict]:
+        prompt = self.prompts[task]
+        key = None
+        if self.cache is not None:
+            key = cache_key({
+                "backend": self.backend, "model": self.model, "host": self.host, "task": task,
+                "template": prompt.sha256, "decoding": self._decoding(), "json_mode": json_mode,
+                "input": key_input,
+            })
+            entry = self.cache.get_entry(key)
+            if entry is not None:
+                try:
+                    parsed = parse(entry.value)
+                except ParseError:
+                    parsed = None  # should not happen (only parsed replies are stored): call again
+                if parsed is not None:
+                    self._ledger.cache_hits += 1
+                    return parsed, entry.meta
+        text = prompt.render(**fields)
+
+        async def attempt() -> tuple[str, dict, Any]:
+            content, meta = await self._request(text, json_mode=json_mode, logprobs=logprobs)
+            return content, meta, parse(content)
+
+        try:
+            content, meta, parsed = await with_retries(
+                attempt, what=f"{task} ({self.model} @ {self.host})", max_retries=self.config.max_retries,
+                limiter=self.limiter, base_delay=self.retry_base_delay, max_delay=self.retry_max_delay, rng=self._rng,
+            )
+        except JudgeError:
+            self._ledger.failures += 1
+            raise
+        if isinstance(parsed, ParseResult):
+            self._ledger.parse_problems.extend((task, p) for p in parsed.problems)
+        if key is not None:
+            self.cache.put(key, content, meta)
+        return parsed, meta
+
+    # -- the Judge protocol ------------------------------------------------------------------
+    async def decompose(self, answer: str) -> list[str]:
+        """Atomic standalone claims of ``answer``; ``[]`` without a call for an empty answer."""
+        if not answer or not answer.strip():
+            return []
+        parsed, _ = await self._call("decompose", {"answer": answer}, {"answer": answer}, parse_claims, json_mode=True)
+        return list(parsed.value)
+
+    async def verify(self, claim: str, passages: Sequence[Passage]) -> ClaimVerdict:
+        """One claim against the passages, one call (passages first, claim last; no question).
+
+        Score = P("true") of the ``supported`` token when the endpoint returns logprobs, else
+        1.0 / 0.0 from the verdict. With no passages the claim is unsupported (score 0, no call).
+        """
+        if not passages:
+            return ClaimVerdict(claim=claim, supported=False, score=0.0, reason="no passages to check against")
+        fields = {"passages": render_passages(passages), "claim": claim}
+        key_input = {"claim": claim, "passages": [[p.id, p.text] for p in passages]}
+        parsed, meta = await self._call("verify", fields, key_input, parse_verdict, json_mode=True, logprobs=self.logprobs)
+        verdict = parsed.value
+        p_true = meta.get("p_true")
+        score = float(p_true) if isinstance(p_true, (int, float)) else (1.0 if verdict["supported"] else 0.0)
+        return ClaimVerdict(
+            claim=claim,
+            supported=verdict["supported"],
+            score=min(1.0, max(0.0, score)),
+            quote=verdict["quote"],
+            passage_id=verdict["passage_id"],
+            reason=verdict["reason"],
+        )
+
+    async def reverse_questions(self, answer: str, n: int) -> list[str]:
+        """Up to ``n`` questions the answer answers, written from the answer alone; ``[]`` if n < 1 or empty."""
+        if n < 1 or not answer or not answer.strip():
+            return []
+        parsed, _ = await self._call(
+            "reverse_questions", {"answer": answer, "n": n}, {"answer": answer, "n": n},
+            lambda text: parse_lines(text, n), json_mode=False,
+        )
+        return list(parsed.value)
+
+    async def is_refusal(self, answer: str) -> bool:
+        """True when the answer declines to answer. An empty answer counts as a refusal (no call)."""
+        if not answer or not answer.strip():
+            return True
+        parsed, _ = await self._call("refusal", {"answer": answer}, {"answer": answer}, parse_refusal, json_mode=True)
+        return bool(parsed)
+
+
+class OpenAICompatEmbedder:
+    """Embeddings endpoint (satisfies ``Embedder``), cached per text, batches of up to 256 texts.
+
+    Model: ``config.embedding_model`` or ``WORKBENCH_EMBEDDING_MODEL`` (default
+    text-embedding-3-small). Vectors are returned as the endpoint gives them (not re-normalised).
+    """
+
+    backend = "openai"
+
+    def __init__(
+        self,
+        config: JudgeConfig | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        *,
+        cache: JudgeCache | None = None,
+        batch_size: int = EMBED_BATCH,
+        retry_base_delay: float = 0.5,
+    ) -> None:
+        self.config = config or JudgeConfig(backend="openai")
+        self.model = self.config.embedding_model or os.environ.get("WORKBENCH_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
+        self.client = client if client is not None else make_client(self.config)
+        self.host = endpoint_host(str(self.client.base_url))
+        self.cache = _open_cache(self.config, cache)
+        self.limiter = AdaptiveLimiter(fixed=self.config.concurrency)
+        self.batch_size = max(1, min(batch_size, EMBED_BATCH))
+        self.retry_base_delay = retry_base_delay
+        self._ledger = _Ledger()
+        self.fingerprint = fingerprint({"backend": "openai-embedding", "model": self.model, "host": self.host})
+
+    def usage(self) -> JudgeUsage:
+        return self._ledger.usage()
+
+    def _key(self, text: str) -> str:
+        return cache_key({"backend": self.backend, "kind": "embedding", "model": self.model, "host": self.host, "input": text})
+
+    async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        async def attempt() -> list[list[float]]:
+            self._ledger.calls += 1
+            response = await client_for_running_loop(self.client).embeddings.create(model=self.model, input=batch, timeout=self.config.timeout)
+            data = sorted(response.data, key=lambda d: d.index)
+            if len(data) != len(batch):
+                raise JudgeError(f"embeddings: sent {len(batch)} texts, got {len(data)} vectors")
+            usage = getattr(response, "usage", None)
+            self._ledger.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+            return [list(map(float, d.embedding)) for d in data]
+
+        try:
+            return await with_retries(
+                attempt, what=f"embeddings ({self.model} @ {self.host})", max_retries=self.config.max_retries,
+                limiter=self.limiter, base_delay=self.retry_base_delay,
+            )
+        except JudgeError:
+            self._ledger.failures += 1
+            raise
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text, shape ``(len(texts), dim)``; ``(0, 0)`` for no texts."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 0))
+        vectors: dict[str, list[float]] = {}
+        missing: list[str] = []
+        for text in dict.fromkeys(texts):
+            value = self.cache.get(self._key(text)) if self.cache is not None else None
+            if value is not None:
+                vectors[text] = json_loads_vector(value)
+                self._ledger.cache_hits += 1
+            else:
+                missing.append(text)
+        batches = [missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)]
+        results = await asyncio.gather(*(self._embed_batch(b) for b in batches))
+        for batch, rows in zip(batches, results):
+            for text, row in zip(batch, rows):
+                vectors[text] = row
+                if self.cache is not None:
+                    self.cache.put(self._key(text), json_dumps_vector(row))
+        return np.asarray([vectors[t] for t in texts], dtype=float)
+
+
+def json_dumps_vector(row: Sequence[float]) -> str:
+    return json.dumps([float(x) for x in row], separators=(",", ":"))
+
+
+def json_loads_vector(value: str) -> list[float]:
+    return [float(x) for x in json.loads(value)]
