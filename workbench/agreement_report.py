@@ -1,0 +1,346 @@
+"""Judges against people: agreement, calibration, disagreements and test-retest, read from the store.
+
+Glue between ``workbench.store`` (labels, judgments) and ``workbench.stats`` (the statistics);
+nothing here prints. Shared rules:
+
+* A human's label is their current one (latest non-retracted row); the human reference for a
+  unit is the **majority** of its current labels. Units whose top labels tie are left out of
+  every judge comparison and counted in ``ties``.
+* A judge's verdict is its latest judgment for repeat 0 (``repeat`` > 0 only serves
+  test-retest); judgments with ``error`` are left out.
+* Category order (confusion rows/columns, positive class) is ``types.TASK_VALUES[task]``.
+* Randomness (bootstrap CIs) comes from the ``rng`` the caller passes, used in a fixed order.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench import store
+from workbench.stats import (
+    agreement_with_ci,
+    calibrate_threshold,
+    cohen_kappa,
+    human_agreement,
+    krippendorff_alpha,
+    logistic_calibration,
+    majority_label,
+    reliability_curve,
+    sweep_frame,
+    threshold_sweep,
+)
+from workbench.types import TASK_VALUES, Judgment
+
+#: The tasks the ``agreement --json`` contract always lists (others appear when they have units).
+REPORT_TASKS = ("claim_support", "answer_relevance", "answer_faithfulness", "abstention")
+#: ``thresholds.json`` key -> label-store task whose continuous judge score it thresholds.
+CALIBRATED = {"faithfulness": "answer_faithfulness", "answer_relevance": "answer_relevance",
+              "claim_support": "claim_support"}
+#: A threshold is only tuned on at least this many units with a human majority and a score.
+MIN_CALIBRATION_UNITS = 10
+
+
+# ------------------------------------------------------------------------------------------
+# reading the store
+
+
+def _human_labels(db, task: str) -> dict[str, dict[str, str]]:
+    """annotator -> {unit_id: current value} for one task."""
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for label in store.current_labels(db, task=task):
+        out[label.annotator][label.unit_id] = label.value
+    return dict(out)
+
+
+def _majority(by_annotator: dict[str, dict[str, str]]) -> tuple[dict[str, str], list[str]]:
+    per_unit: dict[str, list[str]] = defaultdict(list)
+    for ratings in by_annotator.values():
+        for unit_id, value in ratings.items():
+            per_unit[unit_id].append(value)
+    return majority_label(per_unit)
+
+
+def _judge_verdicts(db, task: str, judge: str, *, repeat: int = 0) -> dict[str, Judgment]:
+    """unit_id -> the judge's latest error-free judgment for ``repeat``."""
+    return {j.unit_id: j for j in store.list_judgments(db, task=task, judge=judge)
+            if j.repeat == repeat and j.error is None}
+
+
+def _fingerprints_for(db, task: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for j in store.list_judgments(db, task=task):
+        if j.error is None:
+            seen.setdefault(j.judge, None)
+    return list(seen)
+
+
+def quote_hallucination_rate(judgments: list[Judgment]) -> float | None:
+    """Share of the judge's verdicts that give a quote which is not found in the passages.
+
+    Over the judge's error-free judgments that carry a quote (all units, labelled or not);
+    ``None`` when none carries a quote (e.g. answer-level tasks).
+    """
+    quoted = [j for j in judgments if j.quote]
+    if not quoted:
+        return None
+    return sum(1 for j in quoted if j.quote_found is False) / len(quoted)
+
+
+# ------------------------------------------------------------------------------------------
+# agreement
+
+
+def _task_block(db, task: str, *, rng: np.random.Generator, n_boot: int) -> dict[str, Any]:
+    labels = TASK_VALUES[task]
+    units = store.list_units(db, task=task)
+    by_annotator = _human_labels(db, task)
+    majority, ties = _majority(by_annotator)
+    labelled = {u for ratings in by_annotator.values() for u in ratings}
+    if by_annotator:
+        human = human_agreement(by_annotator, labels=labels, rng=rng, n_boot=n_boot)
+    else:
+        human = {"alpha": None, "alpha_ci": [None, None], "pairwise_kappa": {}}
+    judges: dict[str, Any] = {}
+    for fp in _fingerprints_for(db, task):
+        verdicts = _judge_verdicts(db, task, fp)
+        common = [u for u in majority if u in verdicts]
+        stats = agreement_with_ci([majority[u] for u in common], [verdicts[u].value for u in common],
+                                  labels=labels, rng=rng, n_boot=n_boot)
+        raters: dict[Any, dict[str, str]] = {("human", a): r for a, r in by_annotator.items()}
+        raters[("judge", fp)] = {u: verdicts[u].value for u in labelled if u in verdicts}
+        alpha_with = krippendorff_alpha(raters, labels=labels) if by_annotator else None
+        judges[fp] = {
+            "n": stats["n"],
+            "kappa": stats["kappa"],
+            "kappa_ci": stats["kappa_ci"],
+            "ac1": stats["ac1"],
+            "alpha_with_humans": alpha_with,
+            "accuracy": stats["accuracy"],
+            "confusion": stats["confusion"],
+            "quote_hallucination_rate": quote_hallucination_rate(list(verdicts.values())),
+        }
+    return {
+        "units": len(units),
+        "labelled_units": len(labelled),
+        "annotators": sorted(by_annotator),
+        "human": human,
+        "judges": judges,
+        "ties": len(ties),
+    }
+
+
+def agreement_report(db, *, rng: np.random.Generator, n_boot: int = 1000) -> dict[str, Any]:
+    """Per task: the human ceiling and each judge against the human majority (``agreement --json``).
+
+    Per task block (the DESIGN.md contract): ``units`` (units in the store), ``labelled_units``
+    (units with at least one current human label), ``annotators`` (sorted names), ``human``
+    (``alpha`` = nominal Krippendorff's alpha over all annotators with a bootstrap ``alpha_ci``,
+    ``pairwise_kappa`` = Cohen's kappa per annotator pair ``"a|b"`` on the units both labelled),
+    ``judges`` (per fingerprint: ``n`` units with both a human majority and a verdict, Cohen's
+    ``kappa`` of the judge against the human majority with a bootstrap ``kappa_ci``, Gwet's
+    ``ac1``, ``alpha_with_humans`` = alpha with the judge as one more rater, ``accuracy``,
+    ``confusion`` (rows human, columns judge, in ``TASK_VALUES`` order) and
+    ``quote_hallucination_rate``), plus ``ties`` = labelled units left out because their
+    majority is tied.
+
+    Degenerate rules: a task with neither units nor labels is ``{}``; a statistic that is
+    undefined (one class only, fewer than 2 units, a single annotator) is ``None``.
+    """
+    report: dict[str, Any] = {}
+    present = {u.task for u in store.list_units(db)}
+    tasks = list(REPORT_TASKS) + [t for t in TASK_VALUES if t not in REPORT_TASKS and t in present]
+    for task in tasks:
+        if task not in present and not store.current_labels(db, task=task):
+            report[task] = {}
+            continue
+        report[task] = _task_block(db, task, rng=rng, n_boot=n_boot)
+    return report
+
+
+# ------------------------------------------------------------------------------------------
+# calibration
+
+
+def pick_judge(db) -> tuple[str | None, int]:
+    """The fingerprint with the most error-free judgments (first stored wins a tie), and that count."""
+    counts = Counter(j.judge for j in store.list_judgments(db) if j.error is None)
+    if not counts:
+        return None, 0
+    order = store.judge_fingerprints(db)
+    best = max(order, key=lambda fp: (counts.get(fp, 0), -order.index(fp)))
+    return best, counts[best]
+
+
+def _scored_pairs(db, task: str, judge: str) -> tuple[list[str], list[float], list[bool]]:
+    """Units with a human majority and a judge score: (unit ids, scores, human says positive)."""
+    majority, _ = _majority(_human_labels(db, task))
+    verdicts = _judge_verdicts(db, task, judge)
+    positive = TASK_VALUES[task][0]
+    units = [u for u in majority if u in verdicts and verdicts[u].score is not None]
+    return units, [float(verdicts[u].score) for u in units], [majority[u] == positive for u in units]
+
+
+def _not_enough(task: str, n: int, positives: int) -> str | None:
+    if n < MIN_CALIBRATION_UNITS:
+        return (f"{task}: only {n} unit(s) with both a human majority label and a judge score; "
+                f"at least {MIN_CALIBRATION_UNITS} are needed")
+    if positives in (0, n):
+        return f"{task}: the human majority uses one class only ({positives} of {n} positive); both are needed"
+    return None
+
+
+def _resolve_judge(db, judge: str | None) -> tuple[str | None, str | None]:
+    if judge is not None:
+        return judge, None
+    picked, count = pick_judge(db)
+    if picked is None:
+        return None, "no judgments in the store: run `workbench judge` first"
+    return picked, f"judge not given: picked {picked}, the fingerprint with the most judgments ({count})"
+
+
+def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa",
+                       rng: np.random.Generator, n_boot: int = 1000) -> dict[str, Any]:
+    """The ``thresholds.json`` payload: per continuous judge score, the threshold best matching people.
+
+    For ``faithfulness`` (task ``answer_faithfulness``), ``answer_relevance`` and ``claim_support``
+    the judge's score is swept against the human majority label (positive = first value of
+    ``TASK_VALUES``) and the threshold maximising ``criterion`` (``kappa``, ``youden``, ``f1``) is
+    kept, with Cohen's kappa at that threshold and its bootstrap CI
+    (``workbench.stats.calibrate_threshold``).
+
+    Returns:
+        ``{"judge", "criterion", <key>: {"threshold", "kappa", "kappa_ci", "n", "criterion_value",
+        "threshold_ci"}, ..., "notes": {...}}``. A key is left out when its task has fewer than
+        ``MIN_CALIBRATION_UNITS`` scored, majority-labelled units, only one human class, or no
+        threshold could be chosen; ``notes[<key>]`` then says why. ``notes["judge"]`` says how the
+        judge was picked when ``judge`` is ``None`` (the fingerprint with the most judgments).
+    """
+    fp, how = _resolve_judge(db, judge)
+    payload: dict[str, Any] = {"judge": fp, "criterion": criterion}
+    notes: dict[str, str] = {}
+    if how:
+        notes["judge"] = how
+    if fp is None:
+        payload["notes"] = notes
+        return payload
+    for key, task in CALIBRATED.items():
+        _, scores, positive = _scored_pairs(db, task, fp)
+        reason = _not_enough(task, len(scores), sum(positive))
+        if reason:
+            notes[key] = reason
+            continue
+        result = calibrate_threshold(scores, positive, criterion=criterion, rng=rng, n_boot=n_boot)
+        if result["threshold"] is None:
+            notes[key] = f"{task}: {result['note']}"
+            continue
+        payload[key] = {
+            "threshold": result["threshold"],
+            "kappa": result["kappa"],
+            "kappa_ci": result["kappa_ci"],
+            "n": result["n"],
+            "criterion_value": result["value"],
+            "threshold_ci": result["threshold_ci"],
+        }
+    payload["notes"] = notes
+    return payload
+
+
+def calibration_curves(db, *, judge: str | None = None, criterion: str = "kappa",
+                       n_bins: int = 10) -> dict[str, dict[str, Any]]:
+    """Chart data per calibrated score (keys as in ``thresholds.json``), for the app and reports.
+
+    Each value is ``{"task", "judge", "sweep": DataFrame (one row per threshold: kappa,
+    accuracy, precision, recall, specificity, f1, youden_j, counts), "chosen": float | None (the
+    threshold maximising ``criterion``, no CI), "reliability": DataFrame (bin_low, bin_high,
+    mean_score, observed_rate, n), "logistic": dict | None (intercept, slope, n, method, note)}``.
+    Scores whose task has fewer than 2 scored, majority-labelled units are left out.
+    """
+    from dataclasses import asdict
+
+    from workbench.stats import choose_threshold
+
+    fp, _ = _resolve_judge(db, judge)
+    out: dict[str, dict[str, Any]] = {}
+    if fp is None:
+        return out
+    for key, task in CALIBRATED.items():
+        _, scores, positive = _scored_pairs(db, task, fp)
+        if len(scores) < 2:
+            continue
+        sweep = threshold_sweep(scores, positive)
+        chosen = choose_threshold(sweep, criterion=criterion)
+        fit = logistic_calibration(scores, positive)
+        out[key] = {
+            "task": task,
+            "judge": fp,
+            "sweep": sweep_frame(sweep),
+            "chosen": None if chosen is None else chosen.threshold,
+            "reliability": reliability_curve(scores, positive, n_bins=n_bins),
+            "logistic": None if fit is None else asdict(fit),
+        }
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# review and consistency
+
+
+def disagreements(db, *, task: str, judge: str) -> pd.DataFrame:
+    """Units where the judge's value differs from the human majority, for review.
+
+    Columns: ``unit_id, item_id, text, human`` (majority), ``judge`` (value), ``score``,
+    ``quote``, ``n_labels``; in store order (item, then claim). Tied and unjudged units are not
+    listed. An empty DataFrame (same columns) when there is nothing to show.
+    """
+    by_annotator = _human_labels(db, task)
+    majority, _ = _majority(by_annotator)
+    n_labels = Counter(u for ratings in by_annotator.values() for u in ratings)
+    verdicts = _judge_verdicts(db, task, judge)
+    rows = []
+    for unit in store.list_units(db, task=task):
+        u = unit.unit_id
+        if u in majority and u in verdicts and verdicts[u].value != majority[u]:
+            rows.append({"unit_id": u, "item_id": unit.item_id, "text": unit.text, "human": majority[u],
+                         "judge": verdicts[u].value, "score": verdicts[u].score, "quote": verdicts[u].quote,
+                         "n_labels": n_labels[u]})
+    columns = ["unit_id", "item_id", "text", "human", "judge", "score", "quote", "n_labels"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_retest(db, *, task: str, judge: str) -> dict[str, Any]:
+    """How consistently one judge answers the same units when asked again (its repeats).
+
+    Compares the judge's values between repeats on the units every compared repeat answered
+    without error. Returns ``{"repeats": number of repeats stored, "n": units judged in every
+    repeat, "kappa": Cohen's kappa between repeats 0 and 1 (mean over all pairs of repeats when
+    there are more), "pairwise": {"0|1": kappa, ...}, "agreement": share of those units on which
+    every repeat gave the same value}``. ``kappa`` is ``None`` with fewer than 2 repeats or 2
+    units, or when every answer is one and the same value (then ``agreement`` still says 1.0);
+    a pair whose kappa is undefined is ``None`` and left out of the mean.
+    """
+    by_repeat: dict[int, dict[str, str]] = defaultdict(dict)
+    for j in store.list_judgments(db, task=task, judge=judge):
+        if j.error is None:
+            by_repeat[j.repeat][j.unit_id] = j.value
+    repeats = sorted(by_repeat)
+    result: dict[str, Any] = {"repeats": len(repeats), "n": 0, "kappa": None, "pairwise": {}, "agreement": None}
+    if len(repeats) < 2:
+        return result
+    common = sorted(set.intersection(*(set(by_repeat[r]) for r in repeats)))
+    result["n"] = len(common)
+    if common:
+        result["agreement"] = sum(1 for u in common if len({by_repeat[r][u] for r in repeats}) == 1) / len(common)
+    labels = TASK_VALUES[task]
+    for a, b in combinations(repeats, 2):
+        result["pairwise"][f"{a}|{b}"] = cohen_kappa([by_repeat[a][u] for u in common],
+                                                      [by_repeat[b][u] for u in common], labels=labels)
+    defined = [k for k in result["pairwise"].values() if k is not None]
+    result["kappa"] = float(np.mean(defined)) if defined else None
+    return result
+
+
+test_retest.__test__ = False  # pytest must not collect it when imported into a test module
