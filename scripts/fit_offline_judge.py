@@ -14,7 +14,6 @@ printed for the held-out half only, never for the fit half.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -30,6 +29,7 @@ from workbench.judges.offline_features import (  # noqa: E402
     FEATURE_VERSION,
     build_index,
     claim_features,
+    split_of,
 )
 
 #: Weights set by hand, not fitted. A negation mismatch is rare and noisy in the shipped data (the
@@ -38,11 +38,6 @@ from workbench.judges.offline_features import (  # noqa: E402
 FIXED_WEIGHTS = {"negation_mismatch": -1.5}
 
 DEFAULT_OUT = REPO / "workbench" / "judges" / "offline_model.json"
-
-
-def split_of(unit_id: str) -> str:
-    """``"fit"`` or ``"test"``, fixed by the first byte of sha256(unit id) (even = fit)."""
-    return "fit" if hashlib.sha256(unit_id.encode()).digest()[0] % 2 == 0 else "test"
 
 
 def load_units() -> list[dict]:

@@ -1,0 +1,218 @@
+"""The offline judge: a deterministic BASELINE to be calibrated, not an LLM.
+
+No network, no model downloads, same output for the same input on every machine. It exists so
+the workbench runs end to end without an API key and so calibration has a cheap reference point;
+expect it to miss paraphrases and subtle contradictions that an LLM judge catches. Calibrate its
+threshold on your own labels (``workbench calibrate``) before trusting its pass rates.
+
+- ``decompose``: the answer's sentences (``text.split_sentences``: newlines and bullets first,
+  then blingfire), citation markers stripped, empty and pure-citation pieces dropped.
+- ``verify``: lexical features of the claim against the passages (``offline_features``: content
+  word coverage in the best sentence, best passage and all passages pooled; a number the passages
+  lack; claim length; a negation mismatch) combined by a small logistic model whose weights live
+  in ``offline_model.json`` (fitted by ``scripts/fit_offline_judge.py`` on half of the shipped
+  WiCE + BEGIN labels; held-out agreement is recorded in that file). ``score`` is the model's
+  probability; ``supported`` is ``score >= threshold`` (0.5, class-balanced fit). The quote is
+  the best-matching passage sentence, always a genuine substring of its passage.
+- ``reverse_questions``: see the method (it cannot write questions).
+- ``is_refusal``: ``text.looks_like_refusal``.
+- ``OfflineEmbedder``: bundled ``wordllama`` static embeddings (256 dimensions), used for answer
+  relevance.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.judges.base import fingerprint as make_fingerprint
+from workbench.judges.offline_features import FEATURE_NAMES, FEATURE_VERSION, build_index, claim_features
+from workbench.text import looks_like_refusal, split_sentences, strip_citations
+from workbench.types import ClaimVerdict, JudgeUsage, Passage
+
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "offline_model.json"
+WORDLLAMA_MODEL = "wordllama-l2_supercat-256"
+WORDLLAMA_DIM = 256
+
+__all__ = ["DEFAULT_MODEL_PATH", "OfflineEmbedder", "OfflineJudge", "LogisticModel", "load_model"]
+
+
+class LogisticModel:
+    """``p = sigmoid(bias + weights . features)`` over ``offline_features.FEATURE_NAMES``."""
+
+    def __init__(self, weights: Sequence[float], bias: float, threshold: float, sha256: str) -> None:
+        self.weights = np.asarray(weights, dtype=float)
+        self.bias = float(bias)
+        self.threshold = float(threshold)
+        self.sha256 = sha256
+
+    def probability(self, values: Sequence[float]) -> float:
+        z = self.bias + float(np.dot(self.weights, np.asarray(values, dtype=float)))
+        return 1.0 / (1.0 + math.exp(-z)) if z >= -700 else 0.0
+
+
+def load_model(path: str | Path | None = None) -> LogisticModel:
+    """Load the logistic weights file; its sha256 goes into the judge fingerprint.
+
+    Raises:
+        ValueError: naming the file and field when the file does not match the feature set.
+    """
+    path = Path(path) if path is not None else DEFAULT_MODEL_PATH
+    raw = path.read_bytes()
+    try:
+        spec: dict[str, Any] = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc.msg}") from None
+    if spec.get("features") != list(FEATURE_NAMES):
+        raise ValueError(f"{path}: field 'features': expected {list(FEATURE_NAMES)}, got {spec.get('features')!r}")
+    if spec.get("feature_version") != FEATURE_VERSION:
+        raise ValueError(f"{path}: field 'feature_version': expected {FEATURE_VERSION!r} "
+                         f"(refit with scripts/fit_offline_judge.py), got {spec.get('feature_version')!r}")
+    weights = spec.get("weights")
+    if not isinstance(weights, list) or len(weights) != len(FEATURE_NAMES):
+        raise ValueError(f"{path}: field 'weights': expected {len(FEATURE_NAMES)} numbers, got {weights!r}")
+    return LogisticModel(weights, spec.get("bias", 0.0), spec.get("threshold", 0.5), hashlib.sha256(raw).hexdigest())
+
+
+# --------------------------------------------------------------------------------------------
+# Embedder
+# --------------------------------------------------------------------------------------------
+
+_WORDLLAMA: Any = None
+_WORDLLAMA_LOCK = threading.Lock()
+
+
+def _wordllama() -> Any:
+    """The bundled wordllama model, loaded once per process (thread-safe), never from the network."""
+    global _WORDLLAMA
+    if _WORDLLAMA is None:
+        with _WORDLLAMA_LOCK:
+            if _WORDLLAMA is None:
+                import wordllama
+                from wordllama import WordLlama
+
+                _WORDLLAMA = WordLlama.load(dim=WORDLLAMA_DIM, cache_dir=Path(wordllama.__file__).parent,
+                                            disable_download=True)
+    return _WORDLLAMA
+
+
+class OfflineEmbedder:
+    """Bundled static word embeddings (``wordllama`` l2_supercat, 256 dims); deterministic, no network.
+
+    ``embed(texts)`` returns a float array of shape ``(len(texts), 256)`` (not normalised); an
+    empty list gives shape ``(0, 256)``.
+    """
+
+    def __init__(self) -> None:
+        self.fingerprint = make_fingerprint({"backend": "offline", "model": WORDLLAMA_MODEL, "dim": WORDLLAMA_DIM})
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_sync(texts)
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        """Synchronous :meth:`embed` (the model is local and fast)."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, WORDLLAMA_DIM), dtype=float)
+        return np.asarray(_wordllama().embed(texts), dtype=float).reshape(len(texts), WORDLLAMA_DIM)
+
+
+# --------------------------------------------------------------------------------------------
+# Judge
+# --------------------------------------------------------------------------------------------
+
+
+def decompose_text(answer: str) -> list[str]:
+    """The answer's sentences with citation markers stripped; empty and pure-citation pieces dropped."""
+    claims = []
+    for sentence in split_sentences(answer or ""):
+        stripped = strip_citations(sentence)
+        if any(ch.isalnum() for ch in stripped):
+            claims.append(stripped)
+    return claims
+
+
+class OfflineJudge:
+    """Deterministic lexical judge satisfying ``workbench.judges.base.Judge`` (a baseline, not an LLM).
+
+    Args:
+        embedder: Kept for callers that share one embedder between judge and relevance metric;
+            ``verify`` does not use embeddings (they added little on the shipped data).
+        model_path: The logistic weights file (default: the bundled ``offline_model.json``).
+    """
+
+    def __init__(self, embedder: OfflineEmbedder | None = None, model_path: str | Path | None = None) -> None:
+        self.embedder = embedder
+        self.model = load_model(model_path)
+        self.threshold = self.model.threshold
+        self.fingerprint = make_fingerprint({
+            "backend": "offline",
+            "model": "lexical-logistic",
+            "weights_sha256": self.model.sha256,
+            "feature_version": FEATURE_VERSION,
+            "embedder": WORDLLAMA_MODEL,
+        })
+        self._calls = 0
+        self._lock = threading.Lock()
+
+    def _count(self) -> None:
+        with self._lock:
+            self._calls += 1
+
+    async def decompose(self, answer: str) -> list[str]:
+        """Split ``answer`` into sentences (newlines/bullets, then blingfire), citations stripped."""
+        self._count()
+        return decompose_text(answer)
+
+    async def verify(self, claim: str, passages: Sequence[Passage]) -> ClaimVerdict:
+        """Judge one claim against the passages (see :meth:`verify_sync`)."""
+        return self.verify_sync(claim, passages)
+
+    def verify_sync(self, claim: str, passages: Sequence[Passage]) -> ClaimVerdict:
+        """Score ``claim`` against ``passages`` with the logistic model over lexical features.
+
+        Returns ``score`` = model probability in [0, 1], ``supported`` = ``score >= threshold``,
+        ``quote`` = the passage sentence covering most of the claim's content words (a genuine
+        substring of ``passage_id``'s text; ``None`` when no sentence shares a content word),
+        ``reason`` listing the feature values. No passages (or only empty ones): unsupported,
+        score 0, quote ``None``. ``quote_found`` is left ``None`` for the metric to check.
+        """
+        self._count()
+        index = build_index(tuple(passages))
+        if not index.sentences:
+            return ClaimVerdict(claim=claim, supported=False, score=0.0, reason="no passage text to check against")
+        features = claim_features(claim, index)
+        score = self.model.probability(features.values)
+        quote = passage_id = None
+        if features.best is not None:
+            passage = index.passages[features.best.passage_index]
+            quote = passage.text[features.best.start:features.best.end]
+            passage_id = passage.id
+        reason = "offline baseline: " + ", ".join(f"{k}={v:.2f}" for k, v in features.as_dict().items())
+        return ClaimVerdict(claim=claim, supported=score >= self.threshold, score=score, quote=quote,
+                            passage_id=passage_id, reason=reason)
+
+    async def reverse_questions(self, answer: str, n: int) -> list[str]:
+        """NOT questions: the offline judge cannot write questions.
+
+        Returns the answer's own first ``n`` sentences (citation markers stripped), so the
+        relevance metric compares the answer's sentences with the question instead of generated
+        questions with the question. An empty answer (or ``n <= 0``) gives ``[]``.
+        """
+        self._count()
+        return decompose_text(answer)[: max(n, 0)]
+
+    async def is_refusal(self, answer: str) -> bool:
+        """``text.looks_like_refusal``: empty, or a refusal phrase in the first 300 characters."""
+        self._count()
+        return looks_like_refusal(answer)
+
+    def usage(self) -> JudgeUsage:
+        """Calls counted (every method call); no tokens, no cache, no failures."""
+        return JudgeUsage(calls=self._calls)
