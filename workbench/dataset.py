@@ -328,9 +328,10 @@ def _parse_record(record: Any, *, line: int, source: str) -> tuple[EvalItem | No
     elif answerable is not _INVALID and not isinstance(answerable, bool):
         out.add("answerable", f"expected true or false, got {_kind(answerable)} {_show(answerable)}")
 
-    if out.problems or item_id is None or _INVALID in (reference, gold, answerable):
+    # A value that is _INVALID, or a required field absent from ``values``, was reported upstream.
+    if out.problems or item_id is None or any(v is _INVALID for v in (reference, gold, answerable)):
         return None, out.problems
-    if any(name not in values for name in REQUIRED_FIELDS):  # a field already reported upstream
+    if any(name not in values for name in REQUIRED_FIELDS):
         return None, out.problems
     return EvalItem(
         id=item_id,
@@ -404,7 +405,10 @@ def _decode_json(text: str) -> tuple[Any, str | None]:
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys), None
     except json.JSONDecodeError as exc:
-        return None, f"not valid JSON: {exc.msg} at column {exc.colno}"
+        # A line is one JSON text, so an error past its end (lineno 2, after the newline) is
+        # reported at the column just after the line's last character.
+        column = exc.colno if exc.lineno == 1 else len(text.rstrip("\r\n")) + 1
+        return None, f"not valid JSON: {exc.msg} at column {column}"
     except RecursionError:
         return None, "not valid JSON: nested too deeply"
     except ValueError as exc:  # duplicate keys, integers beyond Python's digit limit
@@ -459,13 +463,14 @@ def _jsonl_records(handle: BinaryIO, source: str, problems: list[Problem]) -> It
     first_content = True
     for line, raw in enumerate(handle, start=1):
         text = _decode_line(raw, line, source, problems)
+        del raw  # keep at most two copies of a (possibly huge) line alive
         if text is None:
             first_content = False
             continue
-        if not text.strip():
+        if not text or text.isspace():
             continue
-        value, error = _decode_json(text.rstrip("\r\n"))
-        looks_like_array = first_content and (text.strip() == "[" or isinstance(value, list))
+        value, error = _decode_json(text)
+        looks_like_array = first_content and (isinstance(value, list) or (len(text) < 8 and text.strip() == "["))
         first_content = False
         if looks_like_array:
             found = error or "expected a JSON object, got list"
