@@ -1,0 +1,166 @@
+"""Helpers shared by the Streamlit pages: the store path, a connection per action, the token gate.
+
+The app reads the label store named by ``WORKBENCH_DB`` (``workbench app --db`` sets it), else
+``labels/workbench.db`` under ``WORKBENCH_HOME``. Each action opens its own connection
+(``db_session``) and closes it: Streamlit runs every browser session on its own thread, so no
+sqlite connection is ever cached or shared.
+"""
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import random
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+import streamlit as st
+
+from workbench.config import default_db_path, home
+from workbench.store import current_labels, list_judgments, list_units, next_unit_for, open_db
+from workbench.types import Unit
+
+TOKEN_ENV = "WORKBENCH_APP_TOKEN"
+DB_ENV = "WORKBENCH_DB"
+
+
+def db_path() -> Path:
+    """The label store this app serves (``WORKBENCH_DB`` or ``<home>/labels/workbench.db``)."""
+    return default_db_path()
+
+
+@contextlib.contextmanager
+def db_session(path: str | Path | None = None) -> Iterator:
+    """Open the store for one action and always close it."""
+    db = open_db(path or db_path())
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def db_version(path: str | Path) -> tuple:
+    """A cache key that changes when the store changes: mtimes and sizes of the file and its WAL.
+
+    In WAL mode writes land in ``<db>-wal`` first, so the main file's mtime alone would miss them.
+    """
+    parts = []
+    for suffix in ("", "-wal"):
+        p = Path(str(path) + suffix)
+        try:
+            stat = p.stat()
+            parts.append((stat.st_mtime_ns, stat.st_size))
+        except FileNotFoundError:
+            parts.append(None)
+    return tuple(parts)
+
+
+def remember(key: str, default):
+    """Keep a widget's value across page switches (Streamlit drops state of unrendered widgets).
+
+    Call before creating the widget with ``key=key``; the value is restored from a shadow key.
+    """
+    shadow = f"_keep_{key}"
+    if key not in st.session_state:
+        st.session_state[key] = st.session_state.get(shadow, default)
+    return st.session_state[key]
+
+
+def keep(key: str) -> None:
+    """Store a widget's current value in its shadow key (see ``remember``)."""
+    if key in st.session_state:
+        st.session_state[f"_keep_{key}"] = st.session_state[key]
+
+
+def token_ok(given: str | None, expected: str) -> bool:
+    """Whether ``given`` equals ``expected``, compared in constant time (``hmac.compare_digest``)."""
+    if not given:
+        return False
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+def require_token() -> None:
+    """Stop the script until this browser session has entered ``WORKBENCH_APP_TOKEN``.
+
+    Does nothing when the variable is unset (the app then listens on loopback only; the
+    ``workbench app`` command refuses a non-loopback host without a token).
+    """
+    expected = os.environ.get(TOKEN_ENV)
+    if not expected or st.session_state.get("_token_ok"):
+        return
+    st.title("Judge-calibration workbench")
+    st.write("This workbench is shared on a network. Enter the access token to continue.")
+    with st.form("token_form"):
+        given = st.text_input("Access token", type="password", key="access_token")
+        submitted = st.form_submit_button("Enter")
+    if submitted:
+        if token_ok(given, expected):
+            st.session_state["_token_ok"] = True
+            st.session_state.pop("access_token", None)
+            st.rerun()
+        st.error("Wrong access token.")
+    st.stop()
+
+
+def runs_root() -> Path:
+    """Where scored runs live by default: ``<home>/runs``."""
+    return home() / "runs"
+
+
+def guidelines_text() -> str | None:
+    """The labelling guidelines (``<home>/labels/guidelines.md``, else the app's own copy)."""
+    for path in (home() / "labels" / "guidelines.md", Path(__file__).resolve().parent.parent / "labels" / "guidelines.md"):
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    return None
+
+
+def _ordered_units(db, *, task: str | None, order: str, threshold: float) -> list[Unit]:
+    """Units in the same order ``next_unit_for`` uses (sequential / near_threshold / random seed 0)."""
+    units = list_units(db, task=task)
+    if order == "random":
+        random.Random(0).shuffle(units)
+    elif order == "near_threshold":
+        by_unit: dict[str, list[float]] = defaultdict(list)
+        for j in list_judgments(db, task=task):
+            if j.score is not None and j.error is None:
+                by_unit[j.unit_id].append(float(j.score))
+        scores = {u: sum(v) / len(v) for u, v in by_unit.items()}
+        position = {unit.unit_id: i for i, unit in enumerate(units)}
+        units.sort(
+            key=lambda u: (0, abs(scores[u.unit_id] - threshold), position[u.unit_id])
+            if u.unit_id in scores
+            else (1, 0.0, position[u.unit_id])
+        )
+    return units
+
+
+def pick_unit(
+    db,
+    annotator: str,
+    *,
+    task: str | None,
+    overlap: int,
+    order: str,
+    threshold: float,
+    skipped: Collection[str] = (),
+) -> Unit | None:
+    """The next unit to show: ``next_unit_for``, passing over units skipped in this session.
+
+    Returns ``None`` when nothing is left (skipped units included: the page offers to bring them
+    back). The walk past skipped units repeats ``next_unit_for``'s ordering rules, because the
+    store API has no exclusion parameter.
+    """
+    unit = next_unit_for(db, annotator, task=task, overlap=overlap, order=order, threshold=threshold)
+    if unit is None or unit.unit_id not in skipped:
+        return unit
+    current = current_labels(db, task=task)
+    mine = {label.unit_id for label in current if label.annotator == annotator}
+    counts = Counter(unit_id for unit_id, _ in {(l.unit_id, l.annotator) for l in current})
+    for candidate in _ordered_units(db, task=task, order=order, threshold=threshold):
+        if candidate.unit_id in skipped or candidate.unit_id in mine:
+            continue
+        if counts[candidate.unit_id] < overlap:
+            return candidate
+    return None
