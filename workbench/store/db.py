@@ -62,6 +62,8 @@ def open_db(path: str | Path | None = None) -> sqlite_utils.Database:
     # file to WAL waits for a concurrent opener instead of failing.
     db.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_MS)}")
     db.conn.execute("PRAGMA foreign_keys = ON")
+    # WAL + NORMAL: commits survive an app crash; only a power loss can drop the last commits.
+    db.conn.execute("PRAGMA synchronous = NORMAL")
     mode = db.conn.execute("PRAGMA journal_mode").fetchone()[0]
     if str(mode).lower() != "wal":
         db.conn.execute("PRAGMA journal_mode = WAL")
