@@ -176,8 +176,12 @@ def threshold_sweep(
     ]
 
 
-def _best_index(t: np.ndarray, values: np.ndarray) -> int | None:
-    """Index of the best finite value; ties -> threshold closest to 0.5, then the lower one."""
+def _best_index(t: np.ndarray, values: np.ndarray, y: np.ndarray) -> int | None:
+    """Index of the best finite value; ties -> threshold closest to 0.5, then the lower one.
+
+    ``None`` when ``y`` is one class (same rule as :func:`choose_threshold`)."""
+    if y.all() or not y.any():
+        return None
     ok = ~np.isnan(values)
     if not ok.any():
         return None
@@ -214,8 +218,9 @@ def choose_threshold(sweep: Sequence[SweepPoint], *, criterion: str = "kappa") -
             recall + specificity - 1) or ``"f1"``.
 
     Returns:
-        The best :class:`ChosenThreshold`, or ``None`` when the criterion is undefined at every
-        threshold (e.g. kappa or Youden's J when the humans used one class only).
+        The best :class:`ChosenThreshold`, or ``None`` when the human labels are one class only
+        (then no criterion is informative: kappa is 0 or undefined, Youden's J undefined, F1
+        trivially maximised) or the criterion is undefined at every threshold.
 
     Tie rule: among thresholds whose value is within 1e-12 of the best, the one closest to 0.5
     wins; if two are equally close, the lower one.
@@ -223,6 +228,8 @@ def choose_threshold(sweep: Sequence[SweepPoint], *, criterion: str = "kappa") -
     if criterion not in CRITERIA:
         raise ValueError(f"choose_threshold: criterion must be one of {tuple(CRITERIA)}, got {criterion!r}")
     field = CRITERIA[criterion]
+    if not sweep or sweep[0].tp + sweep[0].fn in (0, sweep[0].n):
+        return None
     valued = [(getattr(p, field), p) for p in sweep if getattr(p, field) is not None]
     if not valued:
         return None
@@ -266,8 +273,8 @@ def calibrate_threshold(
     }
     if chosen is None:
         out["note"] = (
-            f"no threshold chosen: {criterion} is undefined at every threshold "
-            f"(n={len(s)}, human positives={int(y.sum())}; both classes are needed)"
+            f"no threshold chosen: the human labels need both classes and a defined {criterion} "
+            f"(n={len(s)}, human positives={int(y.sum())})"
         )
         return out
     thr = chosen.threshold
@@ -288,7 +295,7 @@ def calibrate_threshold(
         idx = rng.integers(0, len(s), size=len(s))
         ss, yy = s[idx], y[idx]
         t = default_thresholds(ss) if fixed is None else fixed
-        best = _best_index(t, _sweep_arrays(ss, yy, t)[field])
+        best = _best_index(t, _sweep_arrays(ss, yy, t)[field], yy)
         if best is not None:
             chosen_thr.append(float(t[best]))
     threshold_ci = interval_from_samples(chosen_thr, n_boot=n_boot, level=level)
@@ -318,7 +325,9 @@ def reliability_curve(scores: Sequence[float], outcomes: Sequence[bool], *, n_bi
     y = _bools_array(outcomes, len(s), "reliability_curve", "outcomes")
     bad = np.flatnonzero((s < 0) | (s > 1))
     if len(bad):
-        raise ValueError(f"reliability_curve: score at position {int(bad[0])} is {s[bad[0]]!r}; expected a number in [0, 1]")
+        raise ValueError(
+            f"reliability_curve: score at position {int(bad[0])} is {float(s[bad[0]])!r}; expected a number in [0, 1]"
+        )
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     idx = np.minimum((s * n_bins).astype(int), n_bins - 1)
     rows = []
