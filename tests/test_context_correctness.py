@@ -82,3 +82,16 @@ def test_retrieval_failed_uses_any_available_signal():
     assert retrieval_failed(recall_at_k=1.0, context_recall=0.4, context_precision=None) is True
     assert retrieval_failed(recall_at_k=0.5, context_recall=0.8, context_precision=0.3) is False
     assert sum(diagnosis_counts(["ok", "ok", "abstained"]).values()) == 3
+
+
+def test_offline_judge_context_relevance_is_question_word_coverage():
+    from workbench.judges.offline import OfflineJudge
+
+    judge = OfflineJudge()
+    useful = asyncio.run(judge.judge_context("What is the refund window on annual plans?",
+                                             Passage("p", "The refund window on annual plans is 30 days.")))
+    useless = asyncio.run(judge.judge_context("What is the refund window on annual plans?",
+                                              Passage("q", "SMS codes are sent to your phone.")))
+    assert useful.relevant and useful.score == 1.0
+    assert not useless.relevant and useless.score == 0.0
+    assert asyncio.run(judge.judge_context("What is it?", Passage("r", "anything"))).score == 0.0

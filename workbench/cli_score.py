@@ -44,6 +44,18 @@ def format_summary(summary: dict) -> str:
     lines.append("retrieval            " + ("not scored (no gold_context_ids)" if not ret else
                                           f"recall@{ret['k']} {num(ret['recall_at_k'])}  precision@{ret['k']} "
                                           f"{num(ret['precision_at_k'])}  MRR {num(ret['mrr'])}  (n={ret['n']})"))
+    cp = summary.get("context_precision")
+    if cp:
+        idb = cp.get("id_based") or {}
+        lines.append(f"context precision    judged {num(cp['mean'])} (n={cp['n']})"
+                     + (f"  id-based {num(idb.get('mean'))} (n={idb.get('n')}), judge vs gold kappa "
+                        f"{num(cp.get('judge_vs_gold_kappa'))}" if idb else ""))
+    cr = summary.get("context_recall")
+    if cr:
+        lines.append(f"context recall       {num(cr['mean'])}  (n={cr['n']}, reference statements found in passages)")
+    co = summary.get("correctness")
+    if co:
+        lines.append(f"correctness (e2e)    P {num(co['precision'])}  R {num(co['recall'])}  F1 {num(co['f1'])}  (n={co['n']})")
     ab = summary["abstention"]
     lines.append(f"abstention           {pct(ab['abstention_rate'])} of {ab['unanswerable']} unanswerable  |  "
                  f"false refusals {pct(ab['false_refusal_rate'])} of {ab['answerable']} answerable")
@@ -150,4 +162,25 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
 
 
-COMMANDS = [score]
+@click.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/demo", show_default=True,
+              help="Output folder.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N items of each set (quick look).")
+def demo(out_dir, limit):
+    """Run the whole calibration + scoring loop on the bundled data, offline, no API key.
+
+    Scores the hand-made RAG set, calibrates the offline judge against four public human-labelled
+    sets (agreement + thresholds.json), then scores BEGIN with the tuned thresholds.
+
+    Example: workbench demo --out runs/demo
+    """
+    import time
+
+    from workbench.demo import run_demo
+
+    started = time.perf_counter()
+    run_demo(Path(out_dir), limit=limit, echo=click.echo)
+    echo_err(f"demo finished in {time.perf_counter() - started:.1f} s")
+
+
+COMMANDS = [score, demo]

@@ -32,9 +32,20 @@ from typing import Any
 import numpy as np
 
 from workbench.judges.base import fingerprint as make_fingerprint
-from workbench.judges.offline_features import FEATURE_NAMES, FEATURE_VERSION, build_index, claim_features
+from workbench.judges.offline_features import (
+    FEATURE_NAMES,
+    FEATURE_VERSION,
+    build_index,
+    claim_features,
+    content_stems,
+    tokens,
+)
 from workbench.text import looks_like_refusal, split_sentences, strip_citations
-from workbench.types import ClaimVerdict, JudgeUsage, Passage
+from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
+
+#: Question words that carry no topic (left out of context-relevance coverage).
+QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "many", "much",
+                            "doe", "did", "can", "could", "would", "should", "tell", "explain", "describe"})
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "offline_model.json"
 WORDLLAMA_MODEL = "wordllama-l2_supercat-256"
@@ -207,6 +218,25 @@ class OfflineJudge:
         """
         self._count()
         return decompose_text(answer)[: max(n, 0)]
+
+    #: Shown by the relevance metric: what the offline judge's "reverse questions" really are.
+    reverse_question_note = "offline judge: the answer's own sentences stand in for generated questions"
+
+    async def judge_context(self, question: str, passage: Passage) -> ContextVerdict:
+        """Is ``passage`` useful for answering ``question``? An APPROXIMATION, not an LLM reading.
+
+        Score = share of the question's content words (stop and question words out, light
+        stemming) found in the passage, in [0, 1]; relevant when the score is at least 0.5.
+        A question with no content words scores 0. Never sees the answer.
+        """
+        self._count()
+        wanted = {w for w in content_stems(tokens(question)) if w not in QUESTION_WORDS}
+        if not wanted:
+            return ContextVerdict(passage.id, False, 0.0, reason="offline: question has no content words")
+        have = content_stems(tokens(passage.text))
+        score = len(wanted & have) / len(wanted)
+        return ContextVerdict(passage.id, score >= 0.5, score,
+                              reason=f"offline: {len(wanted & have)}/{len(wanted)} question content words in passage")
 
     async def is_refusal(self, answer: str) -> bool:
         """``text.looks_like_refusal``: empty, or a refusal phrase in the first 300 characters."""

@@ -1,0 +1,191 @@
+"""``workbench demo``: the whole calibration + scoring loop on the bundled public data, offline.
+
+1. Score the hand-made RAG set (``data/demo_rag.jsonl``) with default thresholds.
+2. Build a label store from four public human-labelled sets (WiCE claims, BEGIN answers, ALCE
+   answers, XSTest refusals with two annotators), run the offline judge over every unit, measure
+   its agreement with the people, and calibrate thresholds (``thresholds.json``).
+3. Score the BEGIN eval set with the tuned thresholds.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from workbench import public_sets
+from workbench.config import JudgeConfig, load_thresholds, save_thresholds
+from workbench.dataset import load_corpus
+from workbench.judges.base import run_sync
+from workbench.judges.factory import build_judge
+from workbench.pipeline import ScoreOptions, run_scoring, write_outputs
+from workbench.types import EvalItem, Label, Unit
+
+
+@dataclass(frozen=True)
+class CalibrationSet:
+    """Items, units and human labels of one public set, ready for the label store."""
+
+    name: str
+    items: list[EvalItem]
+    units: list[Unit]
+    labels: list[Label]
+    decompose: bool = False  # claim units still to be decomposed by the judge
+
+
+def _labels_from_rows(rows: list[dict]) -> list[Label]:
+    return [Label(unit_id=Unit.make_id(r["task"], r["item_id"], r.get("claim_index")), task=r["task"],
+                  annotator=r["annotator"], value=r["value"]) for r in rows]
+
+
+def _answer_units(items: list[EvalItem], task: str) -> list[Unit]:
+    return [Unit(Unit.make_id(task, i.id), task, i.id, None, i.answer) for i in items]
+
+
+def calibration_sets(*, data_dir: Path | None = None, limit: int | None = None) -> list[CalibrationSet]:
+    """The four public sets as label-store content (``limit`` keeps the first n items of each).
+
+    WiCE and BEGIN keep only the offline model's held-out half (``split_of(id) == "test"``): the
+    offline judge's weights were fitted on the other half, so agreement is never measured on its
+    own training data.
+    """
+    from workbench.judges.offline_features import split_of
+
+    cut = (lambda xs: xs[:limit]) if limit else (lambda xs: xs)
+    heldout = lambda items: [i for i in items if split_of(i.id) == "test"]
+
+    wice = cut(heldout(public_sets.wice_items(data_dir=data_dir)))
+    wice_ids = {i.id for i in wice}
+    wice_units = [Unit(Unit.make_id("claim_support", r["item_id"], r["claim_index"]), "claim_support",
+                       r["item_id"], r["claim_index"], r["text"])
+                  for r in public_sets.wice_claim_units(data_dir=data_dir) if r["item_id"] in wice_ids]
+    wice_labels = _labels_from_rows([r for r in public_sets.wice_labels(data_dir=data_dir) if r["item_id"] in wice_ids])
+
+    begin = cut(heldout(public_sets.begin_items(data_dir=data_dir)))
+    begin_ids = {i.id for i in begin}
+    begin_labels = _labels_from_rows([r for r in public_sets.begin_labels(data_dir=data_dir) if r["item_id"] in begin_ids])
+
+    alce_rows = cut(public_sets.alce_rows(data_dir=data_dir))
+    alce = [EvalItem(r["id"], r["question"], r["answer"], ()) for r in alce_rows]
+    alce_labels = [Label(Unit.make_id("answer_relevance", r["id"]), "answer_relevance", "alce",
+                         "relevant" if int(r["utility"]) >= 4 else "not_relevant") for r in alce_rows]
+
+    xs_rows = cut(public_sets.xstest_rows(data_dir=data_dir))
+    xstest = [EvalItem(r["id"], r["prompt"], r["completion"], (),
+                       answerable=not str(r["type"]).startswith("contrast_")) for r in xs_rows]
+    refused = lambda raw: "answered" if str(raw).startswith("1_") else "refused"  # full or partial refusal
+    xs_labels = [Label(Unit.make_id("abstention", r["id"]), "abstention", annotator, refused(r[column]))
+                 for r in xs_rows for annotator, column in (("xstest_a1", "annotation_1"), ("xstest_a2", "annotation_2"))
+                 if r.get(column)]
+    return [
+        CalibrationSet("wice", wice, wice_units, wice_labels),
+        CalibrationSet("begin", begin, _answer_units(begin, "answer_faithfulness"), begin_labels, decompose=True),
+        CalibrationSet("alce", alce, _answer_units(alce, "answer_relevance"), alce_labels),
+        CalibrationSet("xstest", xstest, _answer_units(xstest, "abstention"), xs_labels),
+    ]
+
+
+def load_calibration_store(db, judge, sets: list[CalibrationSet]) -> dict[str, int]:
+    """Put items, units (claims decomposed once by ``judge`` where needed) and labels in the store."""
+    import asyncio
+
+    from workbench import store
+
+    counts = {}
+    for cset in sets:
+        store.add_items(db, cset.items)
+        units = list(cset.units)
+        if cset.decompose:
+            claims = run_sync(asyncio.gather(*(judge.decompose(i.answer) for i in cset.items)))
+            units += [Unit(Unit.make_id("claim_support", i.id, k), "claim_support", i.id, k, text)
+                      for i, texts in zip(cset.items, claims) for k, text in enumerate(texts)]
+        store.add_units(db, units)
+        store.append_labels(db, cset.labels)
+        counts[cset.name] = len(cset.labels)
+    return counts
+
+
+def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], None] = print,
+             progress: bool = True) -> dict:
+    """Run the whole loop into ``out_dir``; returns ``{"rag": summary, "agreement": ..., "thresholds": ...,
+    "begin": summary}``."""
+    from workbench import store
+    from workbench.agreement_report import agreement_report, calibration_report
+    from workbench.cli_score import format_summary
+    from workbench.judging import run_judges
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    config = JudgeConfig(backend="offline")
+    judge, embedder = build_judge(config)
+    echo(f"judge: {judge.fingerprint} (offline baseline: deterministic, no API key, to be calibrated)\n")
+
+    echo("== 1. Scoring the hand-made RAG eval set (data/demo_rag.jsonl), default thresholds ==")
+    corpus = load_corpus(public_sets.demo_corpus_path())
+    records, rag_summary = run_scoring(public_sets.demo_items(), judge, embedder, ScoreOptions(corpus=corpus),
+                                       progress=progress)
+    write_outputs(out_dir / "rag", records, rag_summary)
+    echo(format_summary(rag_summary))
+
+    echo("\n== 2. Calibrating the judge against people (WiCE, BEGIN, ALCE, XSTest human labels) ==")
+    db_path = out_dir / "labels.db"
+    if db_path.exists():
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db_path) + suffix).unlink(missing_ok=True)
+    db = store.open_db(db_path)
+    try:
+        counts = load_calibration_store(db, judge, calibration_sets(limit=limit))
+        echo("human labels loaded: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        run_judges(db, config, progress=progress)
+        rng = np.random.default_rng(0)
+        agreement = agreement_report(db, rng=rng, n_boot=500)
+        thresholds = calibration_report(db, judge=judge.fingerprint, criterion="kappa", rng=rng, n_boot=500)
+    finally:
+        db.conn.close()
+    (out_dir / "agreement.json").write_text(json.dumps(agreement, indent=2) + "\n", encoding="utf-8")
+    save_thresholds(thresholds, out_dir / "thresholds.json")
+    echo(format_agreement_brief(agreement))
+    echo(format_thresholds_brief(thresholds))
+
+    echo("\n== 3. Scoring BEGIN (data/begin_eval.jsonl) with the calibrated thresholds ==")
+    tuned = load_thresholds(out_dir / "thresholds.json")
+    begin_items = public_sets.begin_items()[:limit] if limit else public_sets.begin_items()
+    records, begin_summary = run_scoring(begin_items, judge, embedder, ScoreOptions(thresholds=tuned), progress=progress)
+    write_outputs(out_dir / "begin", records, begin_summary)
+    echo(format_summary(begin_summary))
+    echo(f"\noutputs in {out_dir}/: rag/ and begin/ (items.jsonl, summary.json), labels.db, agreement.json, "
+         f"thresholds.json\nnext: `workbench app --db {db_path}` to browse and label; "
+         f"`workbench report {out_dir / 'begin'} --db {db_path} --out report.html`")
+    return {"rag": rag_summary, "agreement": agreement, "thresholds": thresholds, "begin": begin_summary}
+
+
+def _fmt(x, spec=".2f"):
+    return "n/a" if x is None else format(x, spec)
+
+
+def format_agreement_brief(report: dict) -> str:
+    """One line per task and judge: judge kappa [CI] beside the human ceiling."""
+    lines = ["", f"{'task':<22}{'units':>7}  {'human alpha':>12}  {'judge kappa [95% CI]':>24}  {'AC1':>5}  {'acc':>5}"]
+    for task, block in report.items():
+        if not isinstance(block, dict) or not block.get("judges"):
+            continue
+        human = block.get("human") or {}
+        for fp, j in block["judges"].items():
+            ci = j.get("kappa_ci") or [None, None]
+            lines.append(f"{task:<22}{block.get('labelled_units', 0):>7}  {_fmt(human.get('alpha')):>12}  "
+                         f"{_fmt(j.get('kappa')):>6} [{_fmt(ci[0])}, {_fmt(ci[1])}]{'':>6}  "
+                         f"{_fmt(j.get('ac1')):>5}  {_fmt(j.get('accuracy')):>5}")
+    return "\n".join(lines)
+
+
+def format_thresholds_brief(payload: dict) -> str:
+    lines = ["", "calibrated thresholds (criterion: %s)" % payload.get("criterion")]
+    for task in ("claim_support", "faithfulness", "answer_relevance"):
+        entry = payload.get(task)
+        if isinstance(entry, dict):
+            ci = entry.get("kappa_ci") or [None, None]
+            lines.append(f"  {task:<18} threshold {_fmt(entry.get('threshold'), '.3f')}  kappa {_fmt(entry.get('kappa'))} "
+                         f"[{_fmt(ci[0])}, {_fmt(ci[1])}]  n={entry.get('n')}")
+    return "\n".join(lines)
