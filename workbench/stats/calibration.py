@@ -27,6 +27,8 @@ CRITERIA = {"kappa": "kappa", "youden": "youden_j", "f1": "f1"}
 
 
 def _scores_array(scores: Sequence[float], where: str) -> np.ndarray:
+    if isinstance(scores, np.ndarray) and scores.dtype.kind == "f" and np.isfinite(scores).all():
+        return scores.reshape(-1)
     out = np.empty(len(scores), dtype=float)
     for i, s in enumerate(scores):
         if s is None or isinstance(s, bool):
@@ -41,6 +43,8 @@ def _scores_array(scores: Sequence[float], where: str) -> np.ndarray:
 def _bools_array(values: Sequence[Any], n: int, where: str, name: str) -> np.ndarray:
     if len(values) != n:
         raise ValueError(f"{where}: {name} has {len(values)} entries, expected {n} (one per score)")
+    if isinstance(values, np.ndarray) and values.dtype == bool:
+        return values.reshape(-1)
     out = np.empty(n, dtype=bool)
     for i, v in enumerate(values):
         if v is None or not isinstance(v, bool | np.bool_ | int | np.integer) or int(v) not in (0, 1):

@@ -57,6 +57,8 @@ def rogan_gladen(judge_rate: float | None, sensitivity: float | None, specificit
 
 
 def _bools(values: Sequence[Any], where: str, name: str) -> np.ndarray:
+    if isinstance(values, np.ndarray) and values.dtype == bool:
+        return values.reshape(-1)
     out = np.empty(len(values), dtype=bool)
     for i, v in enumerate(values):
         if v is None or not isinstance(v, bool | np.bool_ | int | np.integer) or int(v) not in (0, 1):
@@ -79,7 +81,8 @@ def rogan_gladen_ci(
         judge_pos_scored: the judge's verdict (``True`` = positive) on every unit of the large
             scored set (its positive share is the raw judge rate).
         human_labelled_pairs: ``(human_positive, judge_positive)`` for each unit of the labelled
-            sample; it gives the judge's sensitivity and specificity.
+            sample (or a boolean array of shape ``(n, 2)``); it gives the judge's sensitivity and
+            specificity.
         rng: random generator.
         n_boot: resamples; each one resamples the scored set *and* the labelled sample with
             replacement (drawn as the equivalent binomial / multinomial counts, vectorised).
@@ -92,9 +95,13 @@ def rogan_gladen_ci(
         interval rule of :func:`workbench.stats.bootstrap.interval_from_samples`.
     """
     scored = _bools(judge_pos_scored, "rogan_gladen_ci", "judge_pos_scored")
-    pairs = list(human_labelled_pairs)
-    human = _bools([p[0] for p in pairs], "rogan_gladen_ci", "human label")
-    judge = _bools([p[1] for p in pairs], "rogan_gladen_ci", "judge label")
+    if isinstance(human_labelled_pairs, np.ndarray) and human_labelled_pairs.dtype == bool:
+        pairs = human_labelled_pairs.reshape(-1, 2)
+        human, judge = pairs[:, 0], pairs[:, 1]
+    else:
+        pairs = list(human_labelled_pairs)
+        human = _bools([p[0] for p in pairs], "rogan_gladen_ci", "human label")
+        judge = _bools([p[1] for p in pairs], "rogan_gladen_ci", "judge label")
     empty = Interval(None, None, level)
     n_scored = len(scored)
     if n_scored == 0:
