@@ -56,6 +56,9 @@ def format_judge_summary(summary: dict) -> str:
     tasks = sorted(set(summary["judged"]) | set(summary["errors"]))
     for task in tasks:
         lines.append(f"{task:<22}{summary['judged'].get(task, 0):>8}{summary['errors'].get(task, 0):>8}")
+    if summary["asked"] == 0:
+        lines.append("nothing to ask: every unit already has a verdict from this judge (delete nothing; "
+                     "a new judge, model or prompt gets a new fingerprint)")
     for task, n in summary.get("not_judged", {}).items():
         lines.append(f"{task:<22}  not judged: no judge mapping for this task ({n} units)")
     if summary.get("first_errors"):
@@ -135,11 +138,16 @@ def format_agreement(report: dict) -> str:
         lines.append(f"  {'humans: alpha (ceiling)':<40}{'':>6}  {_num(human['alpha']) + ' ' + _ci(human['alpha_ci']):<24}")
         for pair, k in human["pairwise_kappa"].items():
             lines.append(f"  {'humans: kappa ' + pair:<40}{'':>6}  {_num(k):<24}")
+        if block["labelled_units"] == 0:
+            lines += ["  no human labels yet: label units in the app or `workbench labels import`", ""]
+            continue
         for fp, j in block["judges"].items():
             q = j["quote_hallucination_rate"]
             lines.append(f"  {fp[:40]:<40}{j['n']:>6}  {_num(j['kappa']) + ' ' + _ci(j['kappa_ci']):<24}"
                          f"{_num(j['ac1'], '{:.2f}'):>7}{_num(j['accuracy'], '{:.2f}'):>7}"
                          f"{_num(j['alpha_with_humans'], '{:.2f}'):>9}{_num(q, '{:.1%}') if q is not None else 'n/a':>8}")
+            if not j["n"]:
+                continue
             labels = j["confusion"]["labels"]
             width = max(len(x) for x in labels) + 2
             lines.append(f"    confusion (rows human majority, columns judge):")
