@@ -124,15 +124,19 @@ _PER_LOOP: "weakref.WeakKeyDictionary[openai.AsyncOpenAI, tuple[weakref.ref, ope
 
 
 def client_for_running_loop(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
-    """A copy of ``client`` with its own connection pool for the running event loop.
+    """The client to use on the running event loop: ``client`` itself on the first loop it is used
+    on, a copy with its own connection pool on any later loop.
 
     HTTP connections cannot cross event loops, and the sync wrapper (``run_sync``) starts a new
-    loop per call, so each loop gets its own copy (same key, base URL and options), shared by
-    every judge and embedder built on the same ``client``.
+    loop per call. Copies keep the key, base URL and options (client retries off) and are shared
+    by every judge and embedder built on the same ``client``.
     """
     loop = asyncio.get_running_loop()
     entry = _PER_LOOP.get(client)
-    if entry is None or entry[0]() is not loop:
+    if entry is None:
+        entry = (weakref.ref(loop), client)
+        _PER_LOOP[client] = entry
+    elif entry[0]() is not loop:
         entry = (weakref.ref(loop), client.copy(http_client=openai.DefaultAsyncHttpxClient(), max_retries=0))
         _PER_LOOP[client] = entry
     return entry[1]
