@@ -188,7 +188,8 @@ def read_label_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[str]
     except OSError as exc:
         return [], [f"{source}: cannot open: {exc.strerror or exc}"]
     if _detect_format(path) == "jsonl":
-        for line_no, line in enumerate(text.splitlines(), start=1):
+        # split on "\n" only: str.splitlines would also break on U+0085, U+2028 ... inside strings
+        for line_no, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -315,10 +316,22 @@ def export_rows(db, *, all_history: bool = False) -> list[dict]:
     return [{c: row[c] for c in columns} for row in store.label_log(db, current_only=not all_history)]
 
 
+_LINE_BREAKS_JSON_KEEPS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _json_line(record: dict) -> str:
+    """One JSONL line, UTF-8 text kept readable, but with the characters some line readers treat as
+    line breaks (U+0085, U+2028, U+2029; JSON leaves them raw) escaped, so a line stays a line."""
+    text = json.dumps(record, ensure_ascii=False)
+    for char, escaped in _LINE_BREAKS_JSON_KEEPS.items():
+        text = text.replace(char, escaped)
+    return text + "\n"
+
+
 def format_rows(rows: Sequence[dict], fmt: str, columns: Sequence[str]) -> str:
     """Render export rows as CSV (header first; ``None`` -> empty cell) or JSONL (``None`` -> null)."""
     if fmt == "jsonl":
-        return "".join(json.dumps({c: row[c] for c in columns}, ensure_ascii=False) + "\n" for row in rows)
+        return "".join(_json_line({c: row[c] for c in columns}) for row in rows)
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
@@ -378,8 +391,7 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
             except InputFileError as exc:
                 _fail(f"{exc}\nnothing stored")
         store.add_items(db, items)
-        given = answer_units(items, task_list)
-        store.add_units(db, given, source="answer")
+        store.add_units(db, answer_units(items, task_list), source="answer")
         failures: list[str] = []
         if CLAIM_TASK not in task_list:
             click.echo("judge: none (no claim_support units asked for)")
@@ -394,7 +406,6 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
                 for unit_id in changed[:10]:
                     click.echo(f"warning: {unit_id} already exists with other text; kept the stored text", err=True)
                 store.add_units(db, units, source=f"file:{claims_file.name}")
-                given += units
             else:
                 decomposed = store.items_with_claim_units(db)
                 todo = [item for item in items if item.id not in decomposed]
@@ -415,14 +426,16 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
                             continue
                         units.extend(claim_units(item.id, result))
                     store.add_units(db, units, source=judge.fingerprint)
-                    given += units
-        units_after = Counter(unit.task for unit in store.list_units(db))
+        all_units = store.list_units(db)
+        units_after = Counter(unit.task for unit in all_units)
         new_units = units_after - units_before
+        ids = {item.id for item in items}
+        present = sum(1 for unit in all_units if unit.item_id in ids and unit.task in task_list)
         new_items = sum(1 for item in items if item.id not in known_before)
         click.echo(f"items: {len(items)} stored from {evalset} ({new_items} new, {len(items) - new_items} updated)")
         made = ", ".join(f"{task} {new_units[task]}" for task in task_list)
         total_new = sum(new_units.values())
-        click.echo(f"units: {total_new} new ({made}); {len(given) - total_new} already present")
+        click.echo(f"units: {total_new} new ({made}); {present - total_new} already present")
         click.echo(f"store: {sum(units_after.values())} units, {len(known_before | {i.id for i in items})} items")
     if failures:
         for line in failures[:20]:
