@@ -69,10 +69,14 @@ def _unskip() -> None:
 st.title("Label")
 
 # --- who is labelling -------------------------------------------------------------------------
+if "annotator" not in st.session_state and "_keep_annotator" not in st.session_state:
+    st.session_state["_keep_annotator"] = st.query_params.get("annotator", "")  # survives a reload
 remember("annotator", "")
 st.text_input("Your name (recorded with each label; not a password)", key="annotator", placeholder="e.g. alice")
 keep("annotator")
 annotator = _annotator()
+if annotator and st.query_params.get("annotator") != annotator:
+    st.query_params["annotator"] = annotator
 
 # --- queue options ----------------------------------------------------------------------------
 with db_session() as db:
@@ -156,6 +160,9 @@ if unit is None:
 st.text(f"{unit.task} · unit {unit.unit_id}")
 values = TASK_VALUES[unit.task]
 
+if item is not None:
+    st.markdown("**Question**")
+    st.text(item.question)
 if unit.task == "claim_support":
     st.subheader("Claim")
     with st.container(border=True):
@@ -164,21 +171,6 @@ else:
     st.subheader("Answer")
     with st.container(border=True):
         st.text(item.answer if item is not None else unit.text)
-if item is not None:
-    st.markdown("**Question**")
-    st.text(item.question)
-    if unit.task in ("claim_support", "answer_faithfulness"):
-        quote = quotes[0] if quotes and st.session_state["label_show_quote"] else None
-        found = quote is not None and any(quote in p.text for p in item.contexts)
-        if quote and not found:
-            st.markdown("**Judge's quote** (not found verbatim in the passages)")
-            st.text(quote)
-        st.markdown(f"**Passages** ({len(item.contexts)})")
-        for passage in item.contexts:
-            with st.container(border=True):
-                st.text(f"[{passage.id}]" + (f"  {passage.source}" if passage.source else ""))
-                st.html(f'<div class="wb-passage">{highlight_quote_html(passage.text, quote)}</div>')
-
 st.text_input("Note (optional)", key="label_note")
 columns = st.columns(len(values) + 2)
 for index, value in enumerate(values):
@@ -189,3 +181,16 @@ for index, value in enumerate(values):
 columns[len(values)].button("skip  [S]", key="label_skip", on_click=_skip, args=(unit.unit_id,), shortcut="S",
                             width="stretch")
 columns[len(values) + 1].button("undo  [U]", key="label_undo", on_click=_undo, shortcut="U", width="stretch")
+
+if item is not None and unit.task in ("claim_support", "answer_faithfulness"):
+    quote = quotes[0] if quotes and st.session_state["label_show_quote"] else None
+    found = quote is not None and any(quote in p.text for p in item.contexts)
+    if quote and not found:
+        st.markdown("**Judge's quote** (not found verbatim in the passages)")
+        st.text(quote)
+    st.markdown(f"**Passages** ({len(item.contexts)})")
+    for passage in item.contexts:
+        with st.container(border=True):
+            st.text(f"[{passage.id}]" + (f"  {passage.source}" if passage.source else ""))
+            st.html(f'<div class="wb-passage">{highlight_quote_html(passage.text, quote)}</div>')
+

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,7 @@ def streamlit_command(script: Path, *, host: str, port: int) -> list[str]:
         "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
         "--global.developmentMode", "false",
+        "--client.toolbarMode", "minimal",
     ]
 
 
@@ -97,11 +99,31 @@ def app(db_path: Path | None, port: int, host: str) -> None:
     where = env.get("WORKBENCH_DB") or "labels/workbench.db"
     gate = "token required" if env.get(TOKEN_ENV) else "no token (loopback only)"
     click.echo(f"app: http://{host}:{port} · store {where} · {gate}", err=True)
+    raise SystemExit(run_streamlit(streamlit_command(script, host=host, port=port), env))
+
+
+def run_streamlit(command: list[str], env: dict[str, str]) -> int:
+    """Run the Streamlit server until it exits; SIGTERM/SIGHUP sent to this process are passed on.
+
+    Ctrl-C reaches the server through the terminal's process group; we then wait for it to stop.
+    Returns the server's exit code (0 after Ctrl-C).
+    """
+    child = subprocess.Popen(command, env=env)
+
+    def forward(signum, _frame) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        code = subprocess.call(streamlit_command(script, host=host, port=port), env=env)
-    except KeyboardInterrupt:
-        code = 0
-    raise SystemExit(code)
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                continue
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 COMMANDS: list = [app]
