@@ -248,9 +248,8 @@ def summary_table(summary: Mapping[str, Any]) -> pd.DataFrame:
     for key in ("faithfulness", "answer_relevance", "source"):
         if key in thresholds:
             rows.append({"metric": f"thresholds.{key}", "value": thresholds[key]})
-    frame = pd.DataFrame(rows, columns=["metric", "value"])
-    frame["value"] = frame["value"].map(lambda v: None if v is None else str(v))
-    return frame
+    values = [None if row["value"] is None else str(row["value"]) for row in rows]
+    return pd.DataFrame({"metric": [row["metric"] for row in rows], "value": pd.Series(values, dtype=object)})
 
 
 # ---------------------------------------------------------------------------------------------
