@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from workbench import cli_labels, store
@@ -302,6 +302,9 @@ labels_strategy = st.lists(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=labels_strategy, fmt=st.sampled_from(["csv", "jsonl"]))
+# found by Hypothesis: a lone "\r" in a CSV cell, and U+0085 / U+2028 splitting a JSONL line
+@example(rows=[(Unit.make_id(CS, "q1", 0), "0\r0", False, "x\x85y\u2028z\r\n")], fmt="csv")
+@example(rows=[(Unit.make_id(CS, "q1", 0), "0\r0", False, "x\x85y\u2028z\r\n")], fmt="jsonl")
 def test_round_trip_property(runner, judge, tmp_path_factory, rows, fmt):
     """Any labels (odd annotator names, notes with quotes, commas, newlines, unicode) survive
     export -> import into a blank store with the same items and units -> export, byte for byte."""

@@ -182,7 +182,8 @@ def read_label_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[str]
     rows: list[tuple[int, dict]] = []
     problems: list[str] = []
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        with open(path, encoding="utf-8-sig", newline="") as handle:  # keep "\r" inside quoted CSV cells
+            text = handle.read()
     except UnicodeDecodeError as exc:
         return [], [f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})"]
     except OSError as exc:
@@ -333,7 +334,8 @@ def format_rows(rows: Sequence[dict], fmt: str, columns: Sequence[str]) -> str:
     if fmt == "jsonl":
         return "".join(_json_line({c: row[c] for c in columns}) for row in rows)
     buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer, lineterminator="\n")
+    # RFC 4180 line ends: with "\r\n" as terminator the writer also quotes a field holding a lone "\r"
+    writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow(["" if row[c] is None else row[c] for c in columns])
