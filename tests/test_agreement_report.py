@@ -211,3 +211,30 @@ def test_calibration_curves_for_charts(cal_db):
     assert c["reliability"]["n"].sum() == 12
     # the score separates the classes: the smoothed logistic fit has a positive slope
     assert c["logistic"]["slope"] > 0 and c["logistic"]["method"] == "smoothed"
+
+
+@pytest.mark.parametrize("errors, expected", [
+    # all-or-nothing per answer: grand mean 1/3, MSB = (4/3)/2, MSW = 0 -> ICC 1
+    ([[1, 1], [0, 0], [0, 0]], 1.0),
+    # one error per answer: MSB = 0, MSW = 1.5/3 = 0.5, k0 = 2 -> ICC = -0.5/0.5 = -1
+    ([[1, 0], [1, 0], [0, 1]], -1.0),
+])
+def test_intra_answer_error_correlation(tmp_path, errors, expected):
+    from workbench.agreement_report import intra_answer_error_correlation
+
+    db = store.open_db(tmp_path / "icc.db")
+    units, labels, judgments = [], [], []
+    for g, row in enumerate(errors):
+        store.add_items(db, [EvalItem(f"g{g}", "q", "a", (Passage("p", "t"),))])
+        for k, err in enumerate(row):
+            unit = Unit(f"claim_support:g{g}:{k}", "claim_support", f"g{g}", k, "c")
+            units.append(unit)
+            labels.append(Label(unit.unit_id, "claim_support", "h", "supported"))
+            judgments.append(Judgment(unit.unit_id, "claim_support", "j@1", "unsupported" if err else "supported"))
+    store.add_units(db, units)
+    store.append_labels(db, labels)
+    store.add_judgments(db, judgments)
+    result = intra_answer_error_correlation(db, judge="j@1")
+    assert result["items"] == 3 and result["claims"] == 6
+    assert result["error_rate"] == pytest.approx(sum(map(sum, errors)) / 6)
+    assert result["icc"] == pytest.approx(expected)

@@ -226,3 +226,27 @@ def test_judge_units_is_pure_async_core(db):
     assert [(j.unit_id, j.repeat) for j in out][:2] == [("claim_support:a:0", 1), ("claim_support:a:1", 0)]
     assert db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 0  # nothing stored by the core
     assert np.isclose(sum(j.score for j in out), 0.9 + 2 * (0.75 + 0.2 + 0.8))
+
+
+def test_repeats_of_a_cached_remote_judge_bypass_the_cache(db, monkeypatch):
+    """Repeat 0 uses the configured (cached) judge; repeats 1.. an uncached one, same fingerprint."""
+    from workbench.config import JudgeConfig
+    from workbench.judges import factory
+
+    cached, embedder = scripted_judge()
+    fresh, _ = scripted_judge()
+    fresh.set_default("is_refusal", True)  # the re-asked judge changes its mind on abstention
+    built = []
+
+    def fake_build(config):
+        built.append(config.use_cache)
+        return fresh, embedder
+
+    monkeypatch.setattr(factory, "build_judge", fake_build)
+    config = JudgeConfig(backend="openai", model="m", use_cache=True)
+    summary = run_judges(db, config, judge=cached, embedder=embedder, progress=False, repeats=2)
+    assert built == [False]
+    assert by_unit(db, repeat=0)["abstention:a"].value == "answered"
+    assert by_unit(db, repeat=1)["abstention:a"].value == "refused"
+    tr = summary["test_retest"]["abstention"]
+    assert tr["n"] == 2 and tr["agreement"] == 0.5  # item b refused both times, item a flipped

@@ -344,3 +344,43 @@ def test_retest(db, *, task: str, judge: str) -> dict[str, Any]:
 
 
 test_retest.__test__ = False  # pytest must not collect it when imported into a test module
+
+
+def intra_answer_error_correlation(db, *, judge: str) -> dict[str, Any]:
+    """Do a judge's claim errors cluster within answers? (batched vs per-claim verification).
+
+    A claim's error indicator is 1 when the judge's ``claim_support`` value differs from the
+    human majority (ties and unjudged claims left out). The correlation is the one-way ANOVA
+    intraclass correlation ICC(1) of those indicators grouped by answer (item), over items with
+    at least 2 such claims: ``(MSB - MSW) / (MSB + (k0 - 1) MSW)`` with ``k0`` the unbalanced-design
+    group size ``(N - sum n_i^2 / N) / (g - 1)``. About 0 = errors independent within an answer;
+    towards 1 = an answer's claims are all right or all wrong together. (Not in
+    ``workbench.stats``, so written here.)
+
+    Returns:
+        ``{"items": g, "claims": N, "error_rate", "icc"}``; ``icc`` is ``None`` with fewer than 2
+        items, or when the indicators do not vary (denominator 0).
+    """
+    majority, _ = _majority(_human_labels(db, "claim_support"))
+    verdicts = _judge_verdicts(db, "claim_support", judge)
+    groups: dict[str, list[float]] = defaultdict(list)
+    for unit in store.list_units(db, task="claim_support"):
+        u = unit.unit_id
+        if u in majority and u in verdicts:
+            groups[unit.item_id].append(float(verdicts[u].value != majority[u]))
+    groups = {k: v for k, v in groups.items() if len(v) >= 2}
+    values = [x for v in groups.values() for x in v]
+    g, n = len(groups), len(values)
+    out: dict[str, Any] = {"items": g, "claims": n, "error_rate": (sum(values) / n) if n else None, "icc": None}
+    if g < 2 or n <= g:
+        return out
+    grand = sum(values) / n
+    ssb = sum(len(v) * (sum(v) / len(v) - grand) ** 2 for v in groups.values())
+    ssw = sum((x - sum(v) / len(v)) ** 2 for v in groups.values() for x in v)
+    msb, msw = ssb / (g - 1), ssw / (n - g)
+    k0 = (n - sum(len(v) ** 2 for v in groups.values()) / n) / (g - 1)
+    denom = msb + (k0 - 1) * msw
+    if denom <= 1e-12:
+        return out
+    out["icc"] = float((msb - msw) / denom)
+    return out

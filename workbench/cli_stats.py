@@ -122,8 +122,12 @@ def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks,
 # agreement
 
 
-def format_agreement(report: dict) -> str:
-    """A readable table of ``agreement_report``: per task, the human ceiling beside each judge."""
+def format_agreement(report: dict, *, error_icc: dict | None = None) -> str:
+    """A readable table of ``agreement_report``: per task, the human ceiling beside each judge.
+
+    ``error_icc`` (fingerprint -> ``intra_answer_error_correlation``) adds, for claim support,
+    how strongly a judge's errors cluster within answers.
+    """
     lines: list[str] = []
     for task, block in report.items():
         if not block:
@@ -146,6 +150,10 @@ def format_agreement(report: dict) -> str:
             lines.append(f"  {fp[:40]:<40}{j['n']:>6}  {_num(j['kappa']) + ' ' + _ci(j['kappa_ci']):<24}"
                          f"{_num(j['ac1'], '{:.2f}'):>7}{_num(j['accuracy'], '{:.2f}'):>7}"
                          f"{_num(j['alpha_with_humans'], '{:.2f}'):>9}{_num(q, '{:.1%}') if q is not None else 'n/a':>8}")
+            icc = (error_icc or {}).get(fp) if task == "claim_support" else None
+            if icc and icc["items"]:
+                lines.append(f"    errors within answers: ICC {_num(icc['icc'], '{:.2f}')} over {icc['items']} answers "
+                             f"with 2+ claims (0 = independent, 1 = all-or-nothing per answer)")
             if not j["n"]:
                 continue
             labels = j["confusion"]["labels"]
@@ -177,11 +185,15 @@ def agreement(db_path, as_json, n_boot, seed):
     """
     import numpy as np
 
-    from workbench.agreement_report import agreement_report
+    from workbench.agreement_report import agreement_report, intra_answer_error_correlation
 
     db = _open(db_path)
     report = agreement_report(db, rng=np.random.default_rng(seed), n_boot=n_boot)
-    click.echo(json.dumps(report, indent=2) if as_json else format_agreement(report))
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    icc = {fp: intra_answer_error_correlation(db, judge=fp) for fp in (report.get("claim_support") or {}).get("judges", {})}
+    click.echo(format_agreement(report, error_icc=icc))
 
 
 # ------------------------------------------------------------------------------------------
