@@ -28,9 +28,12 @@ def _payload(path: str, version: tuple, judge: str, criterion: str) -> dict:
         return calibration_report(db, judge=judge, criterion=criterion, rng=np.random.default_rng(0))
 
 
-def _apply(payload: dict, target: str) -> None:
-    """Button callback: write the thresholds payload (``notes`` dropped; contract keys only)."""
-    out = Path(target).expanduser()
+def _apply(payload: dict) -> None:
+    """Button callback: write the thresholds payload (``notes`` dropped; contract keys only).
+
+    The target path is read from the text box at click time, not from the previous run.
+    """
+    out = Path(st.session_state.get("calib_out") or "thresholds.json").expanduser()
     if not out.is_absolute():
         out = home() / out
     contract = {k: v for k, v in payload.items() if k != "notes"}
@@ -79,8 +82,8 @@ st.subheader("Thresholds to write")
 st.json({k: v for k, v in payload.items()}, expanded=False)
 for key, note in (payload.get("notes") or {}).items():
     st.caption(f"{key}: {note}")
-target = st.text_input("Write to", value="thresholds.json", key="calib_out")
-st.button("Apply: write thresholds.json", key="calib_apply", type="primary", on_click=_apply, args=(payload, target),
+st.text_input("Write to", value="thresholds.json", key="calib_out")
+st.button("Apply: write thresholds.json", key="calib_apply", type="primary", on_click=_apply, args=(payload,),
           disabled=not any(k in payload for k in ("faithfulness", "answer_relevance", "claim_support")))
 if "calib_flash" in st.session_state:
     st.success(st.session_state.pop("calib_flash"))
