@@ -273,6 +273,7 @@ def test_next_unit_resumes_where_the_annotator_stopped(seeded):
     label(seeded, ids[0], "ann")
     label(seeded, ids[1], "ann")
     assert store.next_unit_for(seeded, "ann").unit_id == ids[2]
+    assert store.next_unit_for(seeded, "ann", exclude={ids[2], ids[3]}).unit_id == ids[4]  # skipped this session
     # overlap 1: bob skips units ann already labelled
     assert store.next_unit_for(seeded, "bob").unit_id == ids[2]
     # overlap 2: bob gets the units ann labelled too, but never one he labelled himself
@@ -302,6 +303,7 @@ def test_next_unit_near_threshold_uses_latest_judgments(seeded):
         label(seeded, unit.unit_id, "ann")
     # |s - 0.5|: ids4 0, ids3 .05, ids2 .12, ids1 .40, ids0 .45; then unjudged units in order
     assert order == [ids[4], ids[3], ids[2], ids[1], ids[0], *ids[5:]]
+    assert [u.unit_id for u in store.ordered_units(seeded, order="near_threshold", threshold=0.5)] == order
 
 
 def test_next_unit_random_is_seeded_and_stable(seeded):

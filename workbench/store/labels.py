@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 
 import sqlite_utils
@@ -174,36 +174,25 @@ def _latest_scores(db: sqlite_utils.Database, task: str | None) -> dict[str, flo
     return {unit_id: sum(values) / len(values) for unit_id, values in sums.items()}
 
 
-def next_unit_for(
+def ordered_units(
     db: sqlite_utils.Database,
-    annotator: str,
     *,
     task: str | None = None,
-    overlap: int = 1,
     order: str = "sequential",
     threshold: float = 0.5,
     rng_seed: int = 0,
-) -> Unit | None:
-    """The next unit this annotator should label, or ``None`` when nothing is left.
-
-    Candidates are units (of ``task``, if given) that the annotator has no current label on and
-    that fewer than ``overlap`` distinct annotators currently label. So work resumes where the
-    annotator stopped, and ``overlap=2`` hands each unit to two people.
+) -> list[Unit]:
+    """Units (of ``task``, if given) in the order ``next_unit_for`` offers them.
 
     ``order``: ``sequential`` (``list_units`` order); ``near_threshold`` (smallest
     ``|score - threshold|`` first, where score is the mean of the latest judgments per judge and
-    repeat; units without a judgment come last, in sequential order; ties keep sequential order);
-    ``random`` (one fixed shuffle of all units from ``rng_seed``, so the order is stable while
-    units get labelled).
+    repeat, errors left out; units without a judgment come last, in sequential order; ties keep
+    sequential order); ``random`` (one fixed shuffle of all units from ``rng_seed``, so the order
+    stays the same while units get labelled).
     """
     if order not in ORDERS:
         raise ValueError(f"order: expected one of {ORDERS}, got {order!r}")
-    if overlap < 1:
-        raise ValueError(f"overlap: expected at least 1, got {overlap}")
     units = list_units(db, task=task)
-    current = current_labels(db, task=task)
-    mine = {label.unit_id for label in current if label.annotator == annotator}
-    counts = Counter(unit_id for unit_id, _ in {(l.unit_id, l.annotator) for l in current})
     if order == "random":
         random.Random(rng_seed).shuffle(units)
     elif order == "near_threshold":
@@ -214,8 +203,38 @@ def next_unit_for(
             if u.unit_id in scores
             else (1, 0.0, position[u.unit_id])
         )
+    return units
+
+
+def next_unit_for(
+    db: sqlite_utils.Database,
+    annotator: str,
+    *,
+    task: str | None = None,
+    overlap: int = 1,
+    order: str = "sequential",
+    threshold: float = 0.5,
+    rng_seed: int = 0,
+    exclude: Collection[str] = (),
+) -> Unit | None:
+    """The next unit this annotator should label, or ``None`` when nothing is left.
+
+    Candidates are units (of ``task``, if given) that the annotator has no current label on,
+    that fewer than ``overlap`` distinct annotators currently label, and whose id is not in
+    ``exclude`` (e.g. units skipped in this session). So work resumes where the annotator
+    stopped, an undone label makes its unit available again, and ``overlap=2`` hands each unit
+    to two people. Candidates come in ``ordered_units`` order (``sequential``,
+    ``near_threshold`` around ``threshold``, or ``random`` from ``rng_seed``).
+    """
+    if overlap < 1:
+        raise ValueError(f"overlap: expected at least 1, got {overlap}")
+    units = ordered_units(db, task=task, order=order, threshold=threshold, rng_seed=rng_seed)
+    current = current_labels(db, task=task)
+    mine = {label.unit_id for label in current if label.annotator == annotator}
+    counts = Counter(unit_id for unit_id, _ in {(l.unit_id, l.annotator) for l in current})
+    excluded = set(exclude)
     for unit in units:
-        if unit.unit_id not in mine and counts[unit.unit_id] < overlap:
+        if unit.unit_id not in mine and unit.unit_id not in excluded and counts[unit.unit_id] < overlap:
             return unit
     return None
 
