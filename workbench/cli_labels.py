@@ -397,6 +397,8 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
         failures: list[str] = []
         if CLAIM_TASK not in task_list:
             click.echo("judge: none (no claim_support units asked for)")
+            if claims_file is not None:
+                click.echo(f"warning: --claims {claims_file} ignored: claim_support is not in --tasks", err=True)
         else:
             if claims_file is not None:
                 click.echo(f"judge: none (claims from {claims_file})")
