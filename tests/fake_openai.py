@@ -128,7 +128,10 @@ def _last_user_text(request: dict) -> str:
 
 
 def detect_task(prompt: str) -> str:
-    """Which workbench prompt this is: ``verify``, ``decompose``, ``refusal`` or ``reverse_questions``."""
+    """Which workbench prompt this is: ``verify``, ``decompose``, ``refusal``, ``context_relevance``
+    or ``reverse_questions``."""
+    if '{"relevant"' in prompt:
+        return "context_relevance"
     if "<claim>" in prompt:
         return "verify"
     if '{"claims"' in prompt:
@@ -173,6 +176,12 @@ def default_responder(request: dict) -> str | dict:
         return {"claims": [s.strip() for s in re.split(r"(?<=[.!?])\s+", cleaned) if s.strip()]}
     if task == "refusal":
         return {"refusal": any(phrase in answer.lower() for phrase in _REFUSAL_WORDS)}
+    if task == "context_relevance":
+        passage = re.search(r"<passage>\s*(.*?)\s*</passage>", prompt, re.S)
+        question = re.search(r"Question: (.*)", prompt)
+        wanted = set(_content_words(question.group(1) if question else ""))
+        have = set(_content_words(passage.group(1) if passage else ""))
+        return {"relevant": bool(wanted) and len(wanted & have) / len(wanted) >= 0.5, "reason": "word overlap"}
     match = re.search(r"write (\d+) different questions", prompt, re.I)
     n = int(match.group(1)) if match else 3
     words = _content_words(answer) or ["this"]

@@ -32,9 +32,17 @@ from workbench.config import JudgeConfig, default_cache_path
 from workbench.judges.base import JudgeError, fingerprint
 from workbench.judges.cache import JudgeCache, cache_key
 from workbench.judges.concurrency import AdaptiveLimiter, with_retries
-from workbench.judges.parsing import ParseError, ParseResult, parse_claims, parse_lines, parse_refusal, parse_verdict
+from workbench.judges.parsing import (
+    ParseError,
+    ParseResult,
+    parse_claims,
+    parse_context_relevance,
+    parse_lines,
+    parse_refusal,
+    parse_verdict,
+)
 from workbench.judges.prompts import PROMPT_NAMES, Prompt, load_prompt, prompt_hashes
-from workbench.types import ClaimVerdict, JudgeUsage, Passage
+from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +230,8 @@ class OpenAICompatJudge:
         return list(self._ledger.parse_problems)
 
     # -- one call ----------------------------------------------------------------------------
-    async def _request(self, text: str, *, json_mode: bool, logprobs: bool) -> tuple[str, dict]:
+    async def _request(self, text: str, *, json_mode: bool, logprobs: bool,
+                       logprob_key: str = "supported") -> tuple[str, dict]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": text}],
@@ -255,7 +264,7 @@ class OpenAICompatJudge:
         choice = response.choices[0]
         content = choice.message.content or ""
         if logprobs:
-            meta["p_true"] = p_true_from_logprobs(getattr(choice, "logprobs", None))
+            meta["p_true"] = p_true_from_logprobs(getattr(choice, "logprobs", None), key=logprob_key)
         return content, meta
 
     def _drop_optional(self, exc: openai.BadRequestError, kwargs: dict) -> bool:
@@ -283,6 +292,7 @@ class OpenAICompatJudge:
         *,
         json_mode: bool,
         logprobs: bool = False,
+        logprob_key: str = "supported",
     ) -> tuple[Any, dict]:
         prompt = self.prompts[task]
         key = None
@@ -304,7 +314,7 @@ class OpenAICompatJudge:
         text = prompt.render(**fields)
 
         async def attempt() -> tuple[str, dict, Any]:
-            content, meta = await self._request(text, json_mode=json_mode, logprobs=logprobs)
+            content, meta = await self._request(text, json_mode=json_mode, logprobs=logprobs, logprob_key=logprob_key)
             return content, meta, parse(content)
 
         try:
@@ -361,6 +371,17 @@ class OpenAICompatJudge:
             lambda text: parse_lines(text, n), json_mode=False,
         )
         return list(parsed.value)
+
+    async def judge_context(self, question: str, passage: Passage) -> ContextVerdict:
+        """Is one retrieved passage useful for the question? One call (passage first, question last;
+        never the answer). Score = P("true") of ``relevant`` with logprobs, else 1.0 / 0.0."""
+        fields = {"passage": passage.text, "question": question}
+        key_input = {"question": question, "passage": [passage.id, passage.text]}
+        relevant, meta = await self._call("context_relevance", fields, key_input, parse_context_relevance,
+                                          json_mode=True, logprobs=self.logprobs, logprob_key="relevant")
+        p_true = meta.get("p_true")
+        score = float(p_true) if isinstance(p_true, (int, float)) else (1.0 if relevant else 0.0)
+        return ContextVerdict(passage.id, bool(relevant), min(1.0, max(0.0, score)))
 
     async def is_refusal(self, answer: str) -> bool:
         """True when the answer declines to answer. An empty answer counts as a refusal (no call)."""

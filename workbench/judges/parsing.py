@@ -192,16 +192,27 @@ def parse_verdict(text: str) -> ParseResult:
     )
 
 
-def parse_refusal(text: str) -> bool:
-    """Refusal output ``{"refusal": true|false}`` -> bool; raises ``ParseError`` if unreadable."""
+def parse_flag(text: str, field: str) -> bool:
+    """A one-flag JSON output ``{"<field>": true|false}`` -> bool (a bare true/false is accepted);
+    raises ``ParseError`` if unreadable."""
     try:
         obj = parse_json_object(text)
-        value = parse_bool({str(k).lower(): v for k, v in obj.items()}.get("refusal"))
+        value = parse_bool({str(k).lower(): v for k, v in obj.items()}.get(field))
     except ParseError:
         value = parse_bool((text or "").strip())
     if value is None:
-        raise ParseError('field "refusal": expected true or false', text)
+        raise ParseError(f'field "{field}": expected true or false', text)
     return value
+
+
+def parse_refusal(text: str) -> bool:
+    """Refusal output ``{"refusal": true|false}`` -> bool; raises ``ParseError`` if unreadable."""
+    return parse_flag(text, "refusal")
+
+
+def parse_context_relevance(text: str) -> bool:
+    """Context-relevance output ``{"relevant": true|false, "reason": ...}`` -> bool."""
+    return parse_flag(text, "relevant")
 
 
 def parse_lines(text: str, n: int) -> ParseResult:

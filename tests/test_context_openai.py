@@ -1,0 +1,32 @@
+"""Context precision and correctness through the real openai client against the loopback server."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from workbench.config import JudgeConfig
+from workbench.judges.openai_compat import OpenAICompatJudge
+from workbench.metrics.context import context_precision
+from workbench.types import Passage
+
+
+def make_judge(fake_openai, tmp_path):
+    config = JudgeConfig(backend="openai", model="fake-judge", base_url=fake_openai.base_url,
+                         cache_path=tmp_path / "cache.db", max_retries=1)
+    return OpenAICompatJudge(config)
+
+
+def test_context_precision_over_the_wire_ranks_1_and_3_of_4(fake_openai, tmp_path):
+    judge = make_judge(fake_openai, tmp_path)
+    passages = (Passage("a", "The refund window on annual plans is 30 days."),
+                Passage("b", "SMS codes are sent by text message."),
+                Passage("c", "Annual plans: the refund window opens at purchase."),
+                Passage("d", "Our office is in Lisbon."))
+    result = asyncio.run(context_precision("What is the refund window on annual plans?", passages, judge,
+                                           gold_ids=["a"]))
+    assert [v.relevant for v in result.verdicts] == [True, False, True, False]
+    assert result.score == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert result.id_based == 1.0
+    prompts = [r for r in fake_openai.requests if '{"relevant"' in str(r)]
+    assert len(prompts) == 4  # one call per passage
