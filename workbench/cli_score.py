@@ -73,7 +73,15 @@ def format_summary(summary: dict) -> str:
     lines.append(f"  not faithful       {quad['relevant_unfaithful']:<15} {quad['fail']:<15}")
     lines.append(f"                     ^ generation backlog")
     lines.append(f"  abstained {quad['abstained']}, unscored {quad['unscored']}")
-    for key, label in (("corrected", "corrected rates"), ("diagnosis", "diagnosis")):
+    qci = summary.get("quadrant_ci")
+    if qci and summary["n_items"]:
+        lines.append("  share of items [95% CI]: " + ", ".join(
+            f"{cell} {pct(quad[cell] / summary['n_items']).strip()} "
+            f"[{pct(qci[cell][0]).strip()}, {pct(qci[cell][1]).strip()}]" for cell in qci))
+    if summary.get("corrected"):
+        lines.append("")
+        lines.extend(format_corrected(summary["corrected"]))
+    for key, label in (("diagnosis", "diagnosis"),):
         if summary.get(key):
             lines.append("")
             lines.append(f"{label}: {json.dumps(summary[key])}")
@@ -83,6 +91,36 @@ def format_summary(summary: dict) -> str:
                  f"tokens {j['prompt_tokens']} prompt / {j['completion_tokens']} completion; "
                  f"items with errors {summary.get('errors', {}).get('items_with_errors', 0)}")
     return "\n".join(lines)
+
+
+CORRECTED_LABELS = {"faithfulness_pass": "faithfulness pass", "relevance_pass": "relevance pass",
+                    "abstention_rate": "abstention rate", "false_refusal_rate": "false refusals"}
+
+
+def format_corrected(corrected: dict) -> list[str]:
+    """Table lines for the ``corrected`` block: raw judge rate, Rogan-Gladen and PPI with CIs."""
+    def pct(x):
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    def ci(pair):
+        return "" if not pair or pair[0] is None else f" [{pct(pair[0])}, {pct(pair[1])}]"
+
+    lines = ["corrected rates (judge errors measured against human labels; 95% CI)",
+             f"  {'rate':<19} {'raw judge':<10} {'Rogan-Gladen':<26} {'PPI':<26} sens / spec (n labelled)"]
+    notes = []
+    for key, block in corrected.items():
+        if not isinstance(block, dict):
+            continue
+        label = CORRECTED_LABELS.get(key, key)
+        rg = pct(block.get("rogan_gladen")) + ci(block.get("rogan_gladen_ci"))
+        ppi = pct(block.get("ppi")) + ci(block.get("ppi_ci"))
+        sens, spec = block.get("sensitivity"), block.get("specificity")
+        ss = f"{'n/a' if sens is None else f'{sens:.2f}'} / {'n/a' if spec is None else f'{spec:.2f}'}"
+        lines.append(f"  {label:<19} {pct(block.get('raw')):<10} {rg:<26} {ppi:<26} {ss} "
+                     f"(n={block.get('n_labelled', 0)})")
+        if block.get("note"):
+            notes.append(f"  {label}: {block['note']}")
+    return lines + notes
 
 
 def load_items_or_exit(path: str):
@@ -108,11 +146,15 @@ def load_items_or_exit(path: str):
 @click.option("--batch", is_flag=True, help="Use the OpenAI Batch API (openai judge only).")
 @click.option("--k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Retrieval cutoff.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
+              help="Label store for corrected rates (default: WORKBENCH_DB or labels/workbench.db if it exists).")
 def score(evalset, corpus, backend, model, embedding_model, thresholds_path, concurrency, out_dir, no_cache,
-          dry_run, batch, k, as_json):
+          dry_run, batch, k, as_json, db_path):
     """Score an eval set end to end: retrieval, faithfulness, relevance, abstention, citations, quadrant.
 
-    Writes items.jsonl and summary.json into --out.
+    Writes items.jsonl and summary.json into --out. With a label store (--db, or the default
+    store when it exists) summary.json also gets `corrected`: the judge's pass, abstention and
+    false-refusal rates corrected for its errors measured on human labels (Rogan-Gladen, PPI).
 
     Example: workbench score data/demo_rag.jsonl --corpus data/demo_corpus.jsonl --out runs/demo
     """
@@ -121,6 +163,13 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     from workbench.pipeline import ScoreOptions, default_run_dir, estimate_calls, run_scoring, write_outputs
 
     items = load_items_or_exit(evalset)
+    if db_path is None:
+        from workbench.config import default_db_path
+
+        db_path = default_db_path() if default_db_path().is_file() else None
+    elif not Path(db_path).is_file():
+        echo_err(f"error: --db {db_path}: no such label store (create it with `workbench labels add`)")
+        sys.exit(2)
     if dry_run:
         estimate = estimate_calls(items)
         click.echo(json.dumps(estimate, indent=2) if as_json else
@@ -156,10 +205,31 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus_map,
                            items_in_flight=max(8, 2 * (concurrency or 32)))
     records, summary = run_scoring(items, judge, embedder, options)
+    if db_path is not None:
+        summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, judge.fingerprint)
     out = Path(out_dir) if out_dir else default_run_dir()
     write_outputs(out, records, summary)
     click.echo(json.dumps(summary, indent=2) if as_json else format_summary(summary))
     echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
+
+
+def _corrected_or_none(db_path, records, items, thresholds, fingerprint):
+    """Corrected rates from the label store at ``db_path`` (``workbench.corrected``)."""
+    import numpy as np
+
+    from workbench.corrected import corrected_from_db
+
+    import sqlite3
+
+    from workbench.store import StoreError
+
+    echo_err(f"corrected rates: human labels from {db_path}")
+    try:
+        return corrected_from_db(db_path, records, thresholds=thresholds, fingerprint=fingerprint, items=items,
+                                 rng=np.random.default_rng(0))
+    except (StoreError, sqlite3.DatabaseError) as exc:
+        echo_err(f"warning: {db_path}: cannot read the label store ({exc}); no corrected rates")
+        return None
 
 
 @click.command()

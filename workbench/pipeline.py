@@ -22,7 +22,7 @@ from workbench.metrics.context import context_precision, context_recall
 from workbench.metrics.correctness import answer_correctness
 from workbench.metrics.diagnosis import diagnose, diagnosis_counts, retrieval_failed
 from workbench.metrics.faithfulness import faithfulness_from_verdicts, verify_claim
-from workbench.metrics.quadrant import quadrant, quadrant_counts
+from workbench.metrics.quadrant import quadrant, quadrant_counts, quadrant_share_ci
 from workbench.metrics.relevance import answer_relevance
 from workbench.metrics.retrieval import retrieval_scores
 from workbench.text import DEFAULT_CITATION_PATTERN, split_sentences
@@ -235,8 +235,19 @@ def _correctness_block(records: Sequence[dict]) -> dict | None:
 
 
 def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUsage, fingerprint: str,
-              k: int = 5) -> dict:
-    """Aggregate item records into the ``summary.json`` contract (``None`` where nothing was scored)."""
+              k: int = 5, rng=None) -> dict:
+    """Aggregate item records into the ``summary.json`` contract (``None`` where nothing was scored).
+
+    ``quadrant_ci`` holds bootstrap 95% intervals of the four quadrant cells' shares of all items
+    (``workbench.metrics.quadrant.quadrant_share_ci``), drawn from ``rng`` (a
+    ``numpy.random.Generator``; default ``numpy.random.default_rng(0)``, so the same records give
+    the same summary). ``corrected`` is ``None`` here; ``workbench score --db`` fills it from the
+    label store (``workbench.corrected``).
+    """
+    import numpy as np
+
+    if rng is None:
+        rng = np.random.default_rng(0)
     faith = [r["faithfulness"] for r in records if r["faithfulness"] is not None]
     rel = [r["answer_relevance"] for r in records if r["answer_relevance"] is not None]
     judged_refusal = [r for r in records if r["abstained"] is not None]
@@ -254,6 +265,8 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
         "faithfulness": _score_block(faith, thresholds.faithfulness),
         "answer_relevance": _score_block(rel, thresholds.answer_relevance),
         "quadrant": quadrant_counts(r["quadrant"] for r in records),
+        "quadrant_ci": quadrant_share_ci([r["quadrant"] for r in records], rng=rng),
+        "corrected": None,
         "abstention": abstention_summary([r["answerable"] for r in judged_refusal],
                                          [bool(r["abstained"]) for r in judged_refusal]),
         "retrieval": ({"n": len(retrieval), "k": k,

@@ -37,3 +37,44 @@ def quadrant_counts(cells: Iterable[str]) -> dict[str, int]:
     if unknown:
         raise ValueError(f"unknown quadrant cells: {sorted(unknown)}")
     return {cell: counts.get(cell, 0) for cell in QUADRANTS}
+
+
+#: The four cells of the faithfulness x relevance plot that get a share interval.
+SHARE_CELLS: tuple[str, ...] = ("pass", "faithful_irrelevant", "relevant_unfaithful", "fail")
+
+
+def quadrant_share_ci(cells, *, rng, n_boot: int = 1000, level: float = 0.95) -> dict[str, list[float | None]]:
+    """Bootstrap intervals on the share of items in each of the four quadrant cells.
+
+    The share of a cell is its count over **all** items (``n_items``, abstained and unscored
+    included), so it reads directly against the ``quadrant`` counts of ``summary.json``. Each
+    resample draws ``n_items`` items with replacement (done as one multinomial draw over the
+    cell counts, which is the same distribution); the interval is the percentile interval of
+    the resampled shares.
+
+    Args:
+        cells: the quadrant cell of every item (values of ``QUADRANTS``).
+        rng: a ``numpy.random.Generator`` (explicit randomness; nothing is seeded globally).
+        n_boot: number of resamples.
+        level: two-sided confidence level.
+
+    Returns:
+        ``{cell: [low, high]}`` for ``SHARE_CELLS``. Degenerate rules: no items -> ``[None, None]``
+        for every cell; a cell with 0 (or all) of the items gets ``[0.0, 0.0]`` (or
+        ``[1.0, 1.0]``): resampling cannot produce what the sample lacks, so read such an
+        interval as "no evidence of spread", not as certainty.
+    """
+    import numpy as np
+
+    counts = quadrant_counts(cells)
+    n = sum(counts.values())
+    if n == 0:
+        return {cell: [None, None] for cell in SHARE_CELLS}
+    probs = np.array([counts[c] / n for c in QUADRANTS])
+    draws = rng.multinomial(n, probs, size=n_boot) / n
+    alpha = (1.0 - level) / 2.0
+    out: dict[str, list[float | None]] = {}
+    for cell in SHARE_CELLS:
+        low, high = np.quantile(draws[:, QUADRANTS.index(cell)], [alpha, 1.0 - alpha])
+        out[cell] = [float(low), float(high)]
+    return out
