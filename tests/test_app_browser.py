@@ -1,0 +1,165 @@
+"""The real app in a real browser: Debian's chromium driven by Playwright against ``workbench app``.
+
+Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``); never ``playwright install``.
+The server is started once for the module on a free loopback port with its own temp store.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from workbench.store import add_items, add_units, open_db
+from workbench.types import EvalItem, Passage, Unit
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+N_UNITS = 30
+SCRIPT = "<script>alert(1)</script>"
+NAME = re.compile("Your name")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"workbench app exited early with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"workbench app did not answer on port {port} within {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the "
+                    "browser tests; they are never skipped")
+    folder = tmp_path_factory.mktemp("browser")
+    db_file = folder / "labels.db"
+    db = open_db(db_file)
+    try:
+        add_items(db, [EvalItem(f"q{i:02d}", f"Question {i}?", f"Answer {i}.",
+                                (Passage(f"p{i}", f"Passage {i} {SCRIPT} says claim {i} holds."),))
+                       for i in range(N_UNITS)])
+        add_units(db, [Unit(Unit.make_id("claim_support", f"q{i:02d}", 0), "claim_support", f"q{i:02d}", 0,
+                            f"claim number {i}") for i in range(N_UNITS)])
+    finally:
+        db.close()
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "WORKBENCH_APP_TOKEN"}
+    env["WORKBENCH_HOME"] = str(folder)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench.cli_app", "--db", str(db_file), "--port", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        _wait_healthy(port, proc)
+        yield {"url": f"http://127.0.0.1:{port}/", "db": db_file}
+    finally:
+        proc.terminate()  # cli_app forwards SIGTERM to the streamlit child
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the group this test started, by its id
+            proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _labels(db_file: Path) -> list[dict]:
+    db = open_db(db_file)
+    try:
+        return list(db.query("SELECT unit_id, annotator, value FROM labels WHERE retracted_at IS NULL ORDER BY id"))
+    finally:
+        db.close()
+
+
+def _start(page, url: str, annotator: str) -> None:
+    page.goto(url)
+    name = page.get_by_label(NAME)
+    name.fill(annotator)
+    name.press("Enter")
+    page.get_by_text(re.compile(rf"^{annotator}: 0 of {N_UNITS} units labelled")).wait_for(timeout=30_000)
+    page.get_by_role("heading", name="Label").click()  # move focus out of the text box for the shortcuts
+
+
+def _wait_count(page, annotator: str, done: int) -> None:
+    page.get_by_text(re.compile(rf"^{annotator}: {done} of {N_UNITS} units labelled")).wait_for(timeout=15_000)
+
+
+def test_label_three_units_with_the_keyboard_then_reload(server, browser):
+    dialogs: list[str] = []
+    page = browser.new_page()
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    _start(page, server["url"], "kb")
+    passage = page.get_by_text(f"Passage 0 {SCRIPT} says claim 0 holds.")
+    passage.wait_for()  # the script tag is shown as text
+    for done, key in enumerate(("1", "2", "1"), start=1):
+        page.keyboard.press(key)
+        _wait_count(page, "kb", done)
+    page.get_by_text("claim number 3", exact=True).wait_for()
+    page.reload()
+    _wait_count(page, "kb", 3)
+    assert page.get_by_label(NAME).input_value() == "kb"  # the name is kept in the URL
+    page.get_by_text("claim number 3", exact=True).wait_for()  # resumes at the first unlabelled unit
+    page.close()
+    mine = [row for row in _labels(server["db"]) if row["annotator"] == "kb"]
+    assert mine == [
+        {"unit_id": "claim_support:q00:0", "annotator": "kb", "value": "supported"},
+        {"unit_id": "claim_support:q01:0", "annotator": "kb", "value": "unsupported"},
+        {"unit_id": "claim_support:q02:0", "annotator": "kb", "value": "supported"},
+    ]
+    assert dialogs == []  # no script ran
+
+
+def test_two_sessions_labelling_at_once_lose_nothing(server, browser):
+    rounds = 8
+    contexts = [browser.new_context(), browser.new_context()]
+    pages = [context.new_page() for context in contexts]
+    names = ("alice", "bob")
+    try:
+        for page, name in zip(pages, names):
+            _start(page, server["url"], name)
+        for done in range(1, rounds + 1):
+            for page in pages:  # both commit before either waits: the writes overlap
+                page.get_by_role("button", name=re.compile(r"^supported")).click()
+            for page, name in zip(pages, names):
+                _wait_count(page, name, done)
+    finally:
+        for context in contexts:
+            context.close()
+    rows = _labels(server["db"])
+    for name in names:
+        units = [row["unit_id"] for row in rows if row["annotator"] == name]
+        assert len(units) == rounds and len(set(units)) == rounds
+        assert all(row["value"] == "supported" for row in rows if row["annotator"] == name)
