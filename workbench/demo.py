@@ -99,7 +99,10 @@ def load_calibration_store(db, judge, sets: list[CalibrationSet]) -> dict[str, i
         store.add_items(db, cset.items)
         units = list(cset.units)
         if cset.decompose:
-            claims = run_sync(asyncio.gather(*(judge.decompose(i.answer) for i in cset.items)))
+            async def decompose_all(items=cset.items):
+                return await asyncio.gather(*(judge.decompose(i.answer) for i in items))
+
+            claims = run_sync(decompose_all())
             units += [Unit(Unit.make_id("claim_support", i.id, k), "claim_support", i.id, k, text)
                       for i, texts in zip(cset.items, claims) for k, text in enumerate(texts)]
         store.add_units(db, units)
