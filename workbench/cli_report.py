@@ -1,0 +1,39 @@
+"""CLI: ``report`` (one self-contained HTML calibration report of a scored run)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
+              help="Label store: adds agreement tables, threshold curves and reliability plots.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, help="HTML file to write.")
+def report(run_dir, db_path, out_path):
+    """Write one self-contained HTML report of a scored run, readable offline.
+
+    Run summary, quadrant with bootstrap intervals, corrected rates and, with --db, the agreement
+    tables, threshold curves and reliability plots. No JavaScript and no external resources.
+
+    Example: workbench report runs/demo --db labels/workbench.db --out report.html
+    """
+    import numpy as np
+
+    from workbench.html_report import write_report
+    from workbench.report import RunError
+
+    if db_path is not None and not Path(db_path).is_file():
+        click.echo(f"error: --db {db_path}: no such label store", err=True)
+        sys.exit(2)
+    try:
+        out = write_report(run_dir, out_path, db_path=db_path, rng=np.random.default_rng(0))
+    except RunError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(f"wrote {out}")
+
+
+COMMANDS = [report]
