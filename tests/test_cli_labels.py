@@ -106,8 +106,10 @@ def test_add_with_tasks_subset_needs_no_judge(runner, monkeypatch, tmp_path):
     result = run(runner, "add", evalset, "--db", tmp_path / "s.db", "--tasks", "abstention,answer_relevance")
     assert result.exit_code == 0
     assert "units: 4 new (abstention 2, answer_relevance 2)" in result.output
-    bad = runner.invoke(cli_labels.labels, ["add", str(evalset), "--db", str(tmp_path / "s.db"), "--tasks", "context_relevance"])
-    assert bad.exit_code == 2 and "context_relevance" in bad.output
+    passages = run(runner, "add", evalset, "--db", tmp_path / "s.db", "--tasks", "context_relevance")
+    assert passages.exit_code == 0 and "context_relevance" in passages.output
+    bad = runner.invoke(cli_labels.labels, ["add", str(evalset), "--db", str(tmp_path / "s.db"), "--tasks", "nonsense"])
+    assert bad.exit_code == 2 and "nonsense" in bad.output
 
 
 def test_add_decompose_failure_keeps_the_rest_and_retries_later(runner, judge, tmp_path):

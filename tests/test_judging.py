@@ -250,3 +250,29 @@ def test_repeats_of_a_cached_remote_judge_bypass_the_cache(db, monkeypatch):
     assert by_unit(db, repeat=1)["abstention:a"].value == "refused"
     tr = summary["test_retest"]["abstention"]
     assert tr["n"] == 2 and tr["agreement"] == 0.5  # item b refused both times, item a flipped
+
+
+def test_context_relevance_and_correctness_units_are_judged(tmp_path):
+    """Passage units use judge_context on the passage at their rank; correctness uses the reference."""
+    from workbench import store
+    from workbench.cli_labels import answer_units
+    from workbench.judges.offline import OfflineEmbedder, OfflineJudge
+    from workbench.judging import run_judges
+    from workbench.types import EvalItem, Passage
+
+    item = EvalItem("r1", "What is the refund window on annual plans?", "The refund window is 30 days.",
+                    (Passage("a", "The refund window on annual plans is 30 days."), Passage("b", "SMS codes are texted.")),
+                    reference="The refund window is 30 days.")
+    no_ref = EvalItem("r2", "Q?", "A.", (Passage("c", "x"),))
+    db = store.open_db(tmp_path / "t.db")
+    store.add_items(db, [item, no_ref])
+    units = answer_units([item, no_ref], ["context_relevance", "answer_correctness"])
+    assert sorted(u.unit_id for u in units) == ["answer_correctness:r1", "context_relevance:r1:0",
+                                                "context_relevance:r1:1", "context_relevance:r2:0"]
+    store.add_units(db, units)
+    judge = OfflineJudge()
+    run_judges(db, judge=judge, embedder=OfflineEmbedder(), progress=False)
+    got = {j.unit_id: (j.value, j.score) for j in store.list_judgments(db)}
+    assert got["context_relevance:r1:0"] == ("relevant", 1.0)
+    assert got["context_relevance:r1:1"][0] == "not_relevant"
+    assert got["answer_correctness:r1"] == ("correct", 1.0)

@@ -23,6 +23,7 @@ from workbench.config import JudgeConfig
 from workbench.types import TASK_VALUES, EvalItem, Label, Unit
 
 CLAIM_TASK = "claim_support"
+PASSAGE_TASK = "context_relevance"
 ANSWER_TASKS = ("answer_faithfulness", "answer_relevance", "abstention", "answer_correctness")
 DEFAULT_TASKS = ("claim_support", "answer_faithfulness", "answer_relevance", "abstention")
 EXPORT_COLUMNS = ("task", "item_id", "claim_index", "annotator", "value", "note", "created_at")
@@ -63,7 +64,7 @@ def parse_tasks(text: str | Sequence[str]) -> tuple[str, ...]:
     """
     parts = [text] if isinstance(text, str) else list(text)
     tasks = [t.strip() for part in parts for t in part.split(",") if t.strip()]
-    allowed = (CLAIM_TASK, *ANSWER_TASKS)
+    allowed = (CLAIM_TASK, *ANSWER_TASKS, PASSAGE_TASK)
     bad = [t for t in tasks if t not in allowed]
     if bad or not tasks:
         raise click.BadParameter(f"expected tasks from {', '.join(allowed)}, got {', '.join(bad) or 'nothing'}")
@@ -71,13 +72,20 @@ def parse_tasks(text: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def answer_units(items: Sequence[EvalItem], tasks: Sequence[str]) -> list[Unit]:
-    """Answer-level units (text = the answer) for every item and every answer-level task given."""
-    return [
+    """Answer-level units (text = the answer) for every item and every answer-level task given,
+    plus one ``context_relevance`` unit per retrieved passage (claim_index = its rank from 0,
+    text = the passage) when that task is asked for. ``answer_correctness`` units are made only
+    for items with a ``reference`` (there is nothing to be correct against otherwise)."""
+    units = [
         Unit(Unit.make_id(task, item.id), task, item.id, None, item.answer)
         for item in items
         for task in tasks
-        if task in ANSWER_TASKS
+        if task in ANSWER_TASKS and (task != "answer_correctness" or item.reference)
     ]
+    if PASSAGE_TASK in tasks:
+        units += [Unit(Unit.make_id(PASSAGE_TASK, item.id, rank), PASSAGE_TASK, item.id, rank, passage.text)
+                  for item in items for rank, passage in enumerate(item.contexts)]
+    return units
 
 
 def claim_units(item_id: str, claims: Sequence[str]) -> list[Unit]:
@@ -364,7 +372,8 @@ def labels() -> None:
               help="Judge that decomposes answers into claims (env WORKBENCH_JUDGE, default offline).")
 @click.option("--model", default=None, help="Judge model (env WORKBENCH_MODEL).")
 @click.option("--tasks", multiple=True, default=(",".join(DEFAULT_TASKS),), show_default="the first four",
-              help=f"Comma-separated tasks to make units for, from: {CLAIM_TASK}, {', '.join(ANSWER_TASKS)}.")
+              help=f"Comma-separated tasks to make units for, from: {CLAIM_TASK}, {', '.join(ANSWER_TASKS)}, {PASSAGE_TASK} "
+                   "(one unit per retrieved passage).")
 def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, backend: str | None,
                 model: str | None, tasks: tuple[str, ...]) -> None:
     """Store an eval set's items and make the units people and judges label.

@@ -17,8 +17,13 @@ What is compared against what, per task:
   value ``relevant`` when score >= the relevance threshold (default 0.70); ``None`` -> error.
 * ``abstention``: ``is_refusal(answer)``; value ``refused`` (score 1.0) or ``answered`` (0.0).
 
-Other tasks (``context_relevance``, ``answer_correctness``) have no judge mapping here and are
-counted as ``not_judged``. A judge failure (any exception) becomes ``Judgment.error``; a run never
+* ``context_relevance``: the question against ONE retrieved passage (the unit's claim_index is
+  the passage's rank), ``judge.judge_context``; value ``relevant``/``not_relevant``; score = the
+  judge's usefulness score. Judges without ``judge_context`` record an error.
+* ``answer_correctness``: the answer's claims against the item's ``reference`` and back
+  (``answer_correctness``); score = F1; value ``correct`` when F1 >= 0.5. No reference -> error.
+
+A judge failure (any exception) becomes ``Judgment.error``; a run never
 aborts on one unit. Judgments without error are not asked again for the same fingerprint and
 repeat (resume); failed ones are retried on the next run.
 
@@ -40,7 +45,9 @@ from workbench.metrics.relevance import answer_relevance
 from workbench.types import ClaimVerdict, EvalItem, Judgment, Thresholds, Unit
 
 VERIFY_MODES = ("per-claim", "batched")
-JUDGED_TASKS = ("claim_support", "answer_faithfulness", "answer_relevance", "abstention")
+JUDGED_TASKS = ("claim_support", "answer_faithfulness", "answer_relevance", "abstention", "context_relevance",
+                "answer_correctness")
+CORRECTNESS_THRESHOLD = 0.5
 DEFAULT_THRESHOLDS = Thresholds()
 
 
@@ -149,6 +156,23 @@ async def _judge_one(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embe
     if unit.task == "abstention":
         refused = bool(await judge.is_refusal(item.answer))
         return Judgment(**base, value="refused" if refused else "answered", score=1.0 if refused else 0.0)
+    if unit.task == "context_relevance":
+        if not callable(getattr(judge, "judge_context", None)):
+            return Judgment(**base, value="", error=f"judge {judge.fingerprint} cannot judge context relevance")
+        if unit.claim_index is None or not 0 <= unit.claim_index < len(item.contexts):
+            return Judgment(**base, value="", error="no retrieved passage at this rank")
+        verdict = await judge.judge_context(item.question, item.contexts[unit.claim_index])
+        return Judgment(**base, value="relevant" if verdict.relevant else "not_relevant",
+                        score=min(1.0, max(0.0, float(verdict.score))))
+    if unit.task == "answer_correctness":
+        from workbench.metrics.correctness import answer_correctness
+
+        texts = [c.text for c in claims] or await judge.decompose(item.answer)
+        result = await answer_correctness(item.answer, texts, item.reference, judge)
+        if result is None or result.f1 is None:
+            return Judgment(**base, value="", error="correctness not scored: no reference or a failed verification")
+        return Judgment(**base, value="correct" if result.f1 >= CORRECTNESS_THRESHOLD else "incorrect",
+                        score=float(result.f1))
     raise ValueError(f"no judge mapping for task {unit.task!r}")
 
 
