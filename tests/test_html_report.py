@@ -104,8 +104,12 @@ def test_report_command_is_self_contained_escaped_and_has_the_numbers(tmp_path):
     assert "66.7%" in text and "83.3%" in text
     lo, hi = faith["rogan_gladen_ci"]
     assert f"[{100 * lo:.1f}%, {100 * hi:.1f}%]" in text
-    # agreement from the store: 20 units, judge kappa at its stored values (7/10 right each side -> 0.4)
-    assert "Judges against the human majority" in text and '<td class="num">0.400</td>' in text
+    # agreement from the store: 20 units; stored values (score >= 0.85) give confusion [[3, 7], [0, 10]]:
+    # accuracy 13/20 = 0.65, chance 0.5 * 0.15 + 0.5 * 0.85 = 0.5 -> kappa (0.65 - 0.5) / 0.5 = 0.3
+    assert "Judges against the human majority" in text
+    assert '<td class="num">0.300</td>' in text and '<td class="num">0.650</td>' in text
+    assert "<tr><th>human: faithful</th><td class=\"num\">3</td><td class=\"num\">7</td></tr>" in text
+    assert "<td>faithfulness.mean</td><td>0.733</td>" in text  # (4 * 0.4 + 8 * 0.9) / 12
     # charts: quadrant, corrected, and per calibrated score a threshold curve + a reliability plot
     assert text.count("<svg") == 4
     assert "answer_faithfulness" in text and "chosen " in text

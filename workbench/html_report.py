@@ -90,8 +90,12 @@ def html_table(frame: pd.DataFrame, *, digits: int = 3) -> str:
 def svg_bar_chart(labels: Sequence[str], values: Sequence[float | None], *,
                   intervals: Sequence[Sequence[float | None] | None] | None = None,
                   colors: Sequence[str] | None = None, title: str = "", y_max: float = 1.0,
-                  width: int = 640, height: int = 260, percent: bool = True) -> str:
-    """Vertical bars (``None`` = no bar, labelled n/a) with optional interval whiskers, as SVG."""
+                  width: int = 640, height: int = 260, percent: bool = True,
+                  group_labels: Sequence[str] = (), group_size: int = 1) -> str:
+    """Vertical bars (``None`` = no bar, labelled n/a) with optional interval whiskers, as SVG.
+
+    With ``group_labels``, consecutive runs of ``group_size`` bars get one caption under them.
+    """
     left, right, top, bottom = 48, 12, 28, 56
     pw, ph = width - left - right, height - top - bottom
     n = max(1, len(labels))
@@ -123,6 +127,13 @@ def svg_bar_chart(labels: Sequence[str], values: Sequence[float | None], *,
                          f'y1="{lo:.1f}" y2="{hi:.1f}"/><line x1="{cx - 6:.1f}" x2="{cx + 6:.1f}" y1="{lo:.1f}" '
                          f'y2="{lo:.1f}"/><line x1="{cx - 6:.1f}" x2="{cx + 6:.1f}" y1="{hi:.1f}" y2="{hi:.1f}"/></g>')
         parts.append(f'<text x="{cx:.1f}" y="{top + ph + 16}" font-size="10.5" text-anchor="middle">{esc(label)}</text>')
+    for g, name in enumerate(group_labels):
+        gx = left + slot * group_size * (g + 0.5)
+        parts.append(f'<text x="{gx:.1f}" y="{top + ph + 34}" font-size="11.5" font-weight="600" '
+                     f'text-anchor="middle">{esc(name)}</text>')
+        if g:
+            parts.append(f'<line x1="{left + slot * group_size * g:.1f}" x2="{left + slot * group_size * g:.1f}" '
+                         f'y1="{top}" y2="{top + ph + 36}" stroke="#e0e0e0"/>')
     parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" stroke="#616161"/></svg>')
     return "".join(parts)
 
@@ -235,11 +246,12 @@ def corrected_section(corrected: Mapping[str, Any] | None) -> str:
     if not corrected:
         return ("<h2>Corrected rates</h2><p class=\"note\">No corrected rates: the run was scored without a label "
                 "store (<code>workbench score ... --db DB</code>).</p>")
-    rows, labels, values, intervals, colors, notes = [], [], [], [], [], []
+    rows, labels, values, intervals, colors, notes, groups = [], [], [], [], [], [], []
     for key, block in corrected.items():
         if not isinstance(block, Mapping):
             continue
         name = CORRECTED_LABELS.get(key, key)
+        groups.append(name)
         rows.append(
             f"<tr><td>{esc(name)}</td><td class=\"num\">{_pct(block.get('raw'))}</td>"
             f"<td class=\"num\">{_pct(block.get('rogan_gladen'))}</td><td class=\"num\">{_ci(block.get('rogan_gladen_ci'))}</td>"
@@ -249,7 +261,7 @@ def corrected_section(corrected: Mapping[str, Any] | None) -> str:
         for method, value, ci, color in (("raw", block.get("raw"), None, "#9e9e9e"),
                                          ("RG", block.get("rogan_gladen"), block.get("rogan_gladen_ci"), "#1565c0"),
                                          ("PPI", block.get("ppi"), block.get("ppi_ci"), "#6a1b9a")):
-            labels.append(f"{name.split()[0]} {method}")
+            labels.append(method)
             values.append(value)
             intervals.append(ci)
             colors.append(color)
@@ -259,7 +271,8 @@ def corrected_section(corrected: Mapping[str, Any] | None) -> str:
              "<th>95% CI</th><th>sensitivity</th><th>specificity</th><th>n labelled</th></tr></thead>"
              f"<tbody>{''.join(rows)}</tbody></table>")
     chart = svg_bar_chart(labels, values, intervals=intervals, colors=colors, width=860, height=280,
-                          title="Raw judge rate vs corrected rates (95% intervals)")
+                          title="Raw judge rate vs corrected rates (95% intervals)", group_labels=groups,
+                          group_size=3)
     return (f"<h2>Corrected rates</h2><p class=\"muted\">The judge's raw rate corrected for its own errors, "
             f"measured against human labels: Rogan-Gladen (interval resamples both the labelled and the scored "
             f"set) and prediction-powered inference (needs labelled items of this run).</p>{table}"
@@ -318,6 +331,20 @@ def curves_section(curves: Mapping[str, Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """``summary_table`` values are text; show non-integer numbers with 3 decimals."""
+    def fmt(v):
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            return v
+        return v if x.is_integer() or not math.isfinite(x) else f"{x:.3f}"
+
+    out = frame.copy()
+    out["value"] = [fmt(v) for v in out["value"]]
+    return out
+
+
 def build_report(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]], *, title: str = "Calibration report",
                  agreement: Mapping[str, Any] | None = None, curves: Mapping[str, Mapping[str, Any]] | None = None,
                  notes: Sequence[str] = ()) -> str:
@@ -336,7 +363,7 @@ def build_report(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]
     head = (f"<h1>{esc(title)}</h1><p class=\"muted\">judge <code>{esc(judge.get('fingerprint'))}</code> &middot; "
             f"{_num(summary.get('n_items'))} items &middot; thresholds faithfulness {_num(th.get('faithfulness'), 2)}, "
             f"relevance {_num(th.get('answer_relevance'), 2)} ({esc(th.get('source'))})</p>")
-    body = [head, _notes(notes), "<h2>Run summary</h2>", html_table(summary_table(summary)),
+    body = [head, _notes(notes), "<h2>Run summary</h2>", html_table(_rounded(summary_table(summary))),
             quadrant_section(summary, records), corrected_section(summary.get("corrected"))]
     if agreement is not None:
         body.append(agreement_section(agreement))
