@@ -20,6 +20,12 @@ Scripting:
   asks for logprobs, token logprobs are returned where each boolean token written has this
   probability (the other boolean the rest).
 - ``requests``: every request received (path, JSON body, headers without Authorization, time).
+- Batch API (``/v1/files``, ``/v1/batches``): uploads are kept in ``files``; a batch answers every
+  line through the same route handlers as interactive calls (so results equal interactive replies)
+  and completes after ``batch_polls_to_complete`` retrieves and ``batch_seconds_to_complete``
+  seconds (validating -> in_progress -> finalizing -> completed). ``batch_line_fault(line, seen)``
+  may fail a line (``seen`` = earlier batch lines with the same body); ``batch_expire_after`` = N
+  answers only N lines per batch and ends it ``expired`` (the rest go to the error file).
 
 The server is tuned for concurrency: HTTP/1.1 keep-alive with Content-Length on every reply,
 TCP_NODELAY, a 1024-deep accept queue and daemon threads.
@@ -132,6 +138,8 @@ def detect_task(prompt: str) -> str:
     or ``reverse_questions``."""
     if '{"relevant"' in prompt:
         return "context_relevance"
+    if "<claims>" in prompt:
+        return "verify_batch"
     if "<claim>" in prompt:
         return "verify"
     if '{"claims"' in prompt:
@@ -176,6 +184,11 @@ def default_responder(request: dict) -> str | dict:
         return {"claims": [s.strip() for s in re.split(r"(?<=[.!?])\s+", cleaned) if s.strip()]}
     if task == "refusal":
         return {"refusal": any(phrase in answer.lower() for phrase in _REFUSAL_WORDS)}
+    if task == "verify_batch":
+        block = re.search(r"<claims>\s*(.*?)\s*</claims>", prompt, re.S)
+        claims = [re.sub(r"^\d+\.\s*", "", line) for line in (block.group(1).splitlines() if block else []) if line.strip()]
+        passages = _PASSAGE.findall(prompt)
+        return {"verdicts": [{"claim_index": i, **fake_verdict(c, passages)} for i, c in enumerate(claims)]}
     if task == "context_relevance":
         passage = re.search(r"<passage>\s*(.*?)\s*</passage>", prompt, re.S)
         question = re.search(r"Question: (.*)", prompt)
@@ -264,6 +277,189 @@ def _embeddings(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
     return Reply(200, {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
 
+# -- Batch API: /v1/files and /v1/batches ------------------------------------------------------------
+FILES_PATH = "/v1/files"
+BATCHES_PATH = "/v1/batches"
+_BATCH_ENDPOINTS = (CHAT_PATH, EMBEDDINGS_PATH)
+
+
+def _parse_multipart(content_type: str, raw: bytes) -> dict[str, tuple[str | None, bytes]]:
+    """``{field name: (filename, bytes)}`` of a multipart/form-data body."""
+    from email.parser import BytesParser
+    from email.policy import default as default_policy
+
+    message = BytesParser(policy=default_policy).parsebytes(
+        f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode() + raw)
+    fields: dict[str, tuple[str | None, bytes]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            fields[name] = (part.get_filename(), part.get_payload(decode=True) or b"")
+    return fields
+
+
+def _file_object(fake: "FakeOpenAI", file_id: str) -> dict:
+    meta = fake.files[file_id]
+    return {"id": file_id, "object": "file", "bytes": len(meta["data"]), "created_at": meta["created_at"],
+            "filename": meta["filename"], "purpose": meta["purpose"], "status": "processed"}
+
+
+def _store_file(fake: "FakeOpenAI", data: bytes, filename: str, purpose: str) -> str:
+    with fake._lock:
+        fake._serial += 1
+        file_id = f"file-fake-{fake._serial}"
+        fake.files[file_id] = {"data": data, "filename": filename, "purpose": purpose, "created_at": int(time.time())}
+    return file_id
+
+
+def _files_create(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+    ctype = request.headers.get("content-type", "")
+    if "multipart/form-data" not in ctype or not isinstance(request.body, (bytes, bytearray)):
+        return error_reply(400, "expected a multipart/form-data upload with 'file' and 'purpose'")
+    fields = _parse_multipart(ctype, bytes(request.body))
+    if "file" not in fields or "purpose" not in fields:
+        return error_reply(400, "'file' and 'purpose' are required")
+    purpose = fields["purpose"][1].decode()
+    file_id = _store_file(fake, fields["file"][1], fields["file"][0] or "upload.jsonl", purpose)
+    return Reply(200, _file_object(fake, file_id))
+
+
+def _file_id(path: str, suffix: str = "") -> str:
+    return path[len(FILES_PATH) + 1 : len(path) - len(suffix)]
+
+
+def _files_retrieve(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+    file_id = _file_id(request.path)
+    if file_id not in fake.files:
+        return error_reply(404, f"no such file {file_id}", "not_found")
+    return Reply(200, _file_object(fake, file_id))
+
+
+def _files_content(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+    file_id = _file_id(request.path, "/content")
+    if file_id not in fake.files:
+        return error_reply(404, f"no such file {file_id}", "not_found")
+    return Reply(200, fake.files[file_id]["data"], {"Content-Type": "application/octet-stream"})
+
+
+def _batch_line_result(fake: "FakeOpenAI", batch: dict, line: dict, index: int) -> tuple[dict | None, dict | None]:
+    """(output line, error line) for one input line; exactly one is not None."""
+    custom_id = line.get("custom_id")
+    base = {"id": f"batch_req_{batch['id']}_{index}", "custom_id": custom_id}
+    if fake.batch_expire_after is not None and index >= fake.batch_expire_after:
+        return None, {**base, "response": None,
+                      "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}}
+    body = line.get("body")
+    key = json.dumps(body, sort_keys=True)
+    with fake._lock:
+        seen = fake._batch_seen.get(key, 0)
+        fake._batch_seen[key] = seen + 1
+    message = fake.batch_line_fault(line, seen) if fake.batch_line_fault else None
+    if message:
+        return None, {**base, "response": {"status_code": 500, "request_id": f"req_{index}",
+                                           "body": {"error": {"message": message, "type": "server_error"}}},
+                      "error": None}
+    handler = fake.ROUTES.get(("POST", line.get("url")))
+    reply = handler(fake, RecordedRequest("POST", line.get("url"), body, {}, time.monotonic())) if handler else \
+        error_reply(404, f"no route for {line.get('url')}")
+    response = {"status_code": reply.status, "request_id": f"req_{index}", "body": reply.body}
+    if reply.status != 200:
+        return None, {**base, "response": response, "error": None}
+    return {**base, "response": response, "error": None}, None
+
+
+def _run_batch(fake: "FakeOpenAI", batch: dict) -> None:
+    """Answer every line of the batch's input file; write output and error files."""
+    lines = [json.loads(x) for x in fake.files[batch["input_file_id"]]["data"].decode().splitlines() if x.strip()]
+    outputs, errors = [], []
+    for index, line in enumerate(lines):
+        out, err = _batch_line_result(fake, batch, line, index)
+        (outputs if out else errors).append(out or err)
+    batch["request_counts"] = {"total": len(lines), "completed": len(outputs), "failed": len(errors)}
+    if outputs:
+        batch["output_file_id"] = _store_file(fake, "".join(json.dumps(o) + "\n" for o in outputs).encode(),
+                                              f"{batch['id']}_output.jsonl", "batch_output")
+    if errors:
+        batch["error_file_id"] = _store_file(fake, "".join(json.dumps(e) + "\n" for e in errors).encode(),
+                                             f"{batch['id']}_error.jsonl", "batch_output")
+    expired = fake.batch_expire_after is not None and fake.batch_expire_after < len(lines)
+    batch["status"] = "expired" if expired else "completed"
+    batch["expired_at" if expired else "completed_at"] = int(time.time())
+
+
+def _batches_create(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+    body = request.body if isinstance(request.body, dict) else {}
+    input_file_id, endpoint = body.get("input_file_id"), body.get("endpoint")
+    if input_file_id not in fake.files:
+        return error_reply(400, f"input_file_id {input_file_id!r} not found")
+    if endpoint not in _BATCH_ENDPOINTS or body.get("completion_window") != "24h":
+        return error_reply(400, f"endpoint must be one of {_BATCH_ENDPOINTS} and completion_window '24h'")
+    with fake._lock:
+        fake._serial += 1
+        batch_id = f"batch_fake_{fake._serial}"
+    now = int(time.time())
+    n_lines = sum(1 for x in fake.files[input_file_id]["data"].splitlines() if x.strip())
+    batch = {"id": batch_id, "object": "batch", "endpoint": endpoint, "errors": None,
+             "input_file_id": input_file_id, "completion_window": "24h", "status": "validating",
+             "output_file_id": None, "error_file_id": None, "created_at": now, "in_progress_at": None,
+             "expires_at": now + 86400, "completed_at": None, "failed_at": None, "expired_at": None,
+             "cancelling_at": None, "cancelled_at": None,
+             "request_counts": {"total": n_lines, "completed": 0, "failed": 0},
+             "metadata": body.get("metadata"), "_polls": 0, "_started": time.monotonic()}
+    with fake._lock:
+        fake.batches[batch_id] = batch
+    return Reply(200, _public_batch(batch))
+
+
+def _public_batch(batch: dict) -> dict:
+    return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+
+def _batch_from_path(fake: "FakeOpenAI", path: str, suffix: str = "") -> dict | None:
+    return fake.batches.get(path[len(BATCHES_PATH) + 1 : len(path) - len(suffix)])
+
+
+def _batches_retrieve(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+    batch = _batch_from_path(fake, request.path)
+    if batch is None:
+        return error_reply(404, "no such batch", "not_found")
+    with fake._batch_lock:
+        if batch["status"] in ("validating", "in_progress", "finalizing"):
+            batch["_polls"] += 1
+            due = (batch["_polls"] >= fake.batch_polls_to_complete
+                   and time.monotonic() - batch["_started"] >= fake.batch_seconds_to_complete)
+            if due:
+                _run_batch(fake, batch)
+            else:
+                batch["status"] = "in_progress"
+                batch["in_progress_at"] = batch["in_progress_at"] or int(time.time())
+                total = batch["request_counts"]["total"]
+                batch["request_counts"]["completed"] = min(total, total * batch["_polls"] // max(1, fake.batch_polls_to_complete))
+        elif batch["status"] == "cancelling":
+            batch["status"] = "cancelled"
+            batch["cancelled_at"] = int(time.time())
+    return Reply(200, _public_batch(batch))
+
+
+def _batches_cancel(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+    batch = _batch_from_path(fake, request.path, "/cancel")
+    if batch is None:
+        return error_reply(404, "no such batch", "not_found")
+    with fake._batch_lock:
+        if batch["status"] in ("validating", "in_progress", "finalizing"):
+            batch["status"] = "cancelling"
+            batch["cancelling_at"] = int(time.time())
+    return Reply(200, _public_batch(batch))
+
+
+_PATTERN_ROUTES: list[tuple[str, "re.Pattern[str]", Callable[["FakeOpenAI", RecordedRequest], Reply]]] = [
+    ("GET", re.compile(r"/v1/files/[^/]+"), _files_retrieve),
+    ("GET", re.compile(r"/v1/files/[^/]+/content"), _files_content),
+    ("GET", re.compile(r"/v1/batches/[^/]+"), _batches_retrieve),
+    ("POST", re.compile(r"/v1/batches/[^/]+/cancel"), _batches_cancel),
+]
+
+
 # -- HTTP plumbing -------------------------------------------------------------------------------
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -332,7 +528,11 @@ class FakeOpenAI:
     ROUTES: dict[tuple[str, str], Callable[["FakeOpenAI", RecordedRequest], Reply]] = {
         ("POST", CHAT_PATH): _chat_completions,
         ("POST", EMBEDDINGS_PATH): _embeddings,
+        ("POST", FILES_PATH): _files_create,
+        ("POST", BATCHES_PATH): _batches_create,
     }
+    # routes with an id in the path: (method, full-match regex, handler), tried after ROUTES
+    PATTERN_ROUTES = _PATTERN_ROUTES
 
     def __init__(
         self,
@@ -353,6 +553,16 @@ class FakeOpenAI:
         self.reject_response_format = False
         self.reject_logprobs = False
         self.routes = dict(self.ROUTES)
+        self.pattern_routes = list(self.PATTERN_ROUTES)
+        # Batch API state and knobs (see the module docstring)
+        self.files: dict[str, dict] = {}
+        self.batches: dict[str, dict] = {}
+        self.batch_polls_to_complete = 2
+        self.batch_seconds_to_complete = 0.0
+        self.batch_line_fault: Callable[[dict, int], str | None] | None = None
+        self.batch_expire_after: int | None = None
+        self._batch_seen: dict[str, int] = {}
+        self._batch_lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.faults: deque[Fault] = deque()
         self._lock = threading.Lock()
@@ -444,6 +654,8 @@ class FakeOpenAI:
             handler.send_reply(error_reply(401, "Incorrect API key provided.", "invalid_api_key"))
             return
         route = self.routes.get((method, path))
+        if route is None:
+            route = next((h for m, pattern, h in self.pattern_routes if m == method and pattern.fullmatch(path)), None)
         if route is None:
             handler.send_reply(error_reply(404, f"no route for {method} {path}", "not_found"))
             return
