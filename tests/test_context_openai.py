@@ -30,3 +30,27 @@ def test_context_precision_over_the_wire_ranks_1_and_3_of_4(fake_openai, tmp_pat
     assert result.id_based == 1.0
     prompts = [r for r in fake_openai.requests if '{"relevant"' in str(r)]
     assert len(prompts) == 4  # one call per passage
+
+
+def test_verify_batch_one_call_for_all_claims_same_verdicts_as_per_claim(fake_openai, tmp_path):
+    judge = make_judge(fake_openai, tmp_path)
+    passages = (Passage("a", "The refund window on annual plans is 30 days."),)
+    claims = ["The refund window on annual plans is 30 days.", "Monthly plans include free SMS codes."]
+    before = fake_openai.count("/v1/chat/completions")
+    batched = asyncio.run(judge.verify_batch(claims, passages))
+    assert fake_openai.count("/v1/chat/completions") == before + 1
+    single = [asyncio.run(judge.verify(c, passages)) for c in claims]
+    assert [v.supported for v in batched] == [v.supported for v in single] == [True, False]
+    assert batched[0].quote == "The refund window on annual plans is 30 days."
+
+
+def test_parse_verdict_batch_rejects_missing_or_repeated_claims():
+    from workbench.judges.parsing import ParseError, parse_verdict_batch
+
+    ok = parse_verdict_batch('{"verdicts": [{"claim_index": 1, "supported": false, "quote": "NONE"},'
+                             ' {"claim_index": 0, "supported": true, "quote": "x"}]}', 2)
+    assert [v["supported"] for v in ok.value] == [True, False] and ok.value[1]["quote"] is None
+    for bad in ('{"verdicts": [{"supported": true}]}', '{"verdicts": [{"claim_index": 0, "supported": true},'
+                                                       ' {"claim_index": 0, "supported": true}]}', '{"v": 1}'):
+        with pytest.raises(ParseError):
+            parse_verdict_batch(bad, 2)

@@ -209,6 +209,11 @@ class OfflineJudge:
         return ClaimVerdict(claim=claim, supported=score >= self.threshold, score=score, quote=quote,
                             passage_id=passage_id, reason=reason)
 
+    async def verify_batch(self, claims: Sequence[str], passages: Sequence[Passage]) -> list[ClaimVerdict]:
+        """Batched mode for the offline judge: each claim is scored independently anyway, so the
+        verdicts equal per-claim ones (a deterministic baseline has no shared-context errors)."""
+        return [self.verify_sync(claim, passages) for claim in claims]
+
     async def reverse_questions(self, answer: str, n: int) -> list[str]:
         """NOT questions: the offline judge cannot write questions.
 

@@ -40,6 +40,7 @@ from workbench.judges.parsing import (
     parse_lines,
     parse_refusal,
     parse_verdict,
+    parse_verdict_batch,
 )
 from workbench.judges.prompts import PROMPT_NAMES, Prompt, load_prompt, prompt_hashes
 from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
@@ -361,6 +362,27 @@ class OpenAICompatJudge:
             passage_id=verdict["passage_id"],
             reason=verdict["reason"],
         )
+
+    async def verify_batch(self, claims: Sequence[str], passages: Sequence[Passage]) -> list[ClaimVerdict]:
+        """EXPERIMENT MODE (``judge --verify-mode batched``): all claims of one answer in ONE call.
+
+        The default is one call per claim, because verdicts made together tend to share errors;
+        this mode exists so that difference can be measured on human labels. Scores are 1.0/0.0.
+        """
+        claims = list(claims)
+        if not claims:
+            return []
+        if not passages:
+            return [ClaimVerdict(claim=c, supported=False, score=0.0, reason="no passages to check against")
+                    for c in claims]
+        numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(claims))
+        fields = {"passages": render_passages(passages), "claims": numbered}
+        key_input = {"claims": claims, "passages": [[p.id, p.text] for p in passages]}
+        parsed, _ = await self._call("verify_batch", fields, key_input,
+                                     lambda text: parse_verdict_batch(text, len(claims)), json_mode=True)
+        return [ClaimVerdict(claim=c, supported=v["supported"], score=1.0 if v["supported"] else 0.0,
+                             quote=v["quote"], passage_id=v["passage_id"], reason=v["reason"])
+                for c, v in zip(claims, parsed.value)]
 
     async def reverse_questions(self, answer: str, n: int) -> list[str]:
         """Up to ``n`` questions the answer answers, written from the answer alone; ``[]`` if n < 1 or empty."""

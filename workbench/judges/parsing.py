@@ -192,6 +192,33 @@ def parse_verdict(text: str) -> ParseResult:
     )
 
 
+def parse_verdict_batch(text: str, n: int) -> ParseResult:
+    """Batched verify output ``{"verdicts": [...]}`` -> a list of ``n`` verdict dicts in claim order.
+
+    Each entry is read like :func:`parse_verdict`; entries are placed by ``claim_index`` when given,
+    else by position. Raises ``ParseError`` unless exactly one readable verdict exists per claim.
+    """
+    obj = parse_json_object(text)
+    entries = {str(k).strip().lower(): v for k, v in obj.items()}.get("verdicts")
+    if not isinstance(entries, list):
+        raise ParseError('field "verdicts": expected a list', text)
+    out: list[dict | None] = [None] * n
+    problems: list[str] = []
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ParseError(f"verdicts[{position}]: expected an object", text)
+        index = entry.get("claim_index", position)
+        if not isinstance(index, int) or not 0 <= index < n or out[index] is not None:
+            raise ParseError(f"verdicts[{position}]: bad or repeated claim_index {index!r}", text)
+        parsed = parse_verdict(json.dumps(entry))
+        out[index] = parsed.value
+        problems.extend(f"claim {index}: {p}" for p in parsed.problems)
+    missing = [i for i, v in enumerate(out) if v is None]
+    if missing:
+        raise ParseError(f"no verdict for claims {missing}", text)
+    return ParseResult(out, tuple(problems))
+
+
 def parse_flag(text: str, field: str) -> bool:
     """A one-flag JSON output ``{"<field>": true|false}`` -> bool (a bare true/false is accepted);
     raises ``ParseError`` if unreadable."""

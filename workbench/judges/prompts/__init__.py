@@ -16,7 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 
 PROMPT_DIR = Path(__file__).parent
-PROMPT_NAMES: tuple[str, ...] = ("decompose", "verify", "reverse_questions", "refusal", "context_relevance")
+PROMPT_NAMES: tuple[str, ...] = ("decompose", "verify", "reverse_questions", "refusal", "context_relevance",
+                                 "verify_batch")
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _VERSIONED = re.compile(r"^(?P<base>\w+?)_v(?P<version>\d+)$")
 
