@@ -41,6 +41,10 @@ def _apply(payload: dict) -> None:
     st.session_state["calib_flash"] = f"Wrote {out}"
 
 
+def _num(value) -> str:
+    return "n/a" if value is None else f"{float(value):.3f}"
+
+
 st.title("Calibration")
 path = str(db_path())
 with db_session(path) as db:
@@ -71,8 +75,8 @@ for key, entry in curves.items():
     if key in payload:
         chosen_row = payload[key]
         st.text(
-            f"chosen threshold {chosen_row['threshold']:.3f} · kappa {chosen_row['kappa']} "
-            f"CI {chosen_row['kappa_ci']} · n {chosen_row['n']}"
+            f"chosen threshold {_num(chosen_row.get('threshold'))} · kappa {_num(chosen_row.get('kappa'))} "
+            f"(95% CI {', '.join(_num(v) for v in chosen_row.get('kappa_ci') or [None, None])}) · n {chosen_row.get('n')}"
         )
     if entry.get("logistic"):
         st.caption("Logistic calibration: P(positive | score) = 1 / (1 + exp(-(a + b * score)))")

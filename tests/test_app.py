@@ -168,6 +168,23 @@ def test_untrusted_text_is_rendered_escaped_with_the_quote_highlighted(store_pat
     assert all(SCRIPT not in m.value for m in at.markdown)
 
 
+def test_answer_task_shows_question_and_answer_with_its_own_values(store_path):
+    db = open_db(store_path)
+    try:
+        add_units(db, [Unit("answer_relevance:q1", "answer_relevance", "q1", None, "Answer 1.")])
+    finally:
+        db.close()
+    at = _app(annotator="alice")
+    assert at.selectbox(key="label_task").options == ["claim_support", "answer_relevance", "(all tasks)"]
+    at.selectbox(key="label_task").set_value("answer_relevance").run()
+    assert "Answer 1." in _texts(at) and "Question 1?" in _texts(at)
+    assert not at.get("html")  # no passages for relevance
+    assert [b.label for b in at.button][:2] == ["relevant  [1]", "not_relevant  [2]"]
+    at.button(key="label_value_1").click().run()
+    assert _rows(store_path, "SELECT unit_id, value FROM labels") == [{"unit_id": "answer_relevance:q1", "value": "not_relevant"}]
+    assert any("Nothing left to label" in s.value for s in at.success)
+
+
 # --- token gate -----------------------------------------------------------------------------
 
 
@@ -285,6 +302,7 @@ def test_calibration_apply_writes_thresholds_json(store_path, tmp_path):
     _labelled_and_judged(store_path)
     at = _app(page="calibration")
     assert at.get("vega_lite_chart")  # sweep + reliability
+    assert any(t.startswith("chosen threshold 0.575 · kappa 1.000 (95% CI 1.000, 1.000) · n 20") for t in _texts(at))
     at.text_input(key="calib_out").input("out/thresholds.json")
     at.button(key="calib_apply").click().run()
     written = json.loads((tmp_path / "out" / "thresholds.json").read_text(encoding="utf-8"))

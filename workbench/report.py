@@ -379,22 +379,33 @@ def confusion_heatmap(labels: Sequence[str], matrix: Sequence[Sequence[int]], *,
 # Calibration
 
 
-def threshold_curve(sweep_df: pd.DataFrame, chosen: float | None, *, title: str | None = None) -> alt.LayerChart:
+DEFAULT_CURVE_METRICS: tuple[str, ...] = ("kappa", "f1", "youden_j", "youden")
+
+
+def threshold_curve(
+    sweep_df: pd.DataFrame,
+    chosen: float | None,
+    *,
+    metrics: Sequence[str] = DEFAULT_CURVE_METRICS,
+    title: str | None = None,
+) -> alt.LayerChart:
     """Metrics vs threshold (kappa, F1, Youden's J, ...) with a rule at the chosen threshold.
 
     Args:
         sweep_df: one row per threshold; a ``threshold`` column plus any of ``CURVE_METRICS``
             (other columns are ignored; ``None``/``NaN`` values are dropped per metric).
         chosen: the selected threshold, or ``None`` (no rule drawn).
+        metrics: which columns to draw (those present; default kappa, F1 and Youden's J).
 
     Raises:
-        ValueError: ``sweep_df`` has no ``threshold`` column or none of ``CURVE_METRICS``.
+        ValueError: ``sweep_df`` has no ``threshold`` column or none of ``metrics``.
     """
     if "threshold" not in sweep_df.columns:
         raise ValueError(f"threshold sweep: expected a 'threshold' column, got {list(sweep_df.columns)}")
-    metrics = [m for m in CURVE_METRICS if m in sweep_df.columns]
+    wanted = tuple(metrics)
+    metrics = [m for m in wanted if m in sweep_df.columns]
     if not metrics:
-        raise ValueError(f"threshold sweep: expected one of {CURVE_METRICS}, got {list(sweep_df.columns)}")
+        raise ValueError(f"threshold sweep: expected one of {wanted}, got {list(sweep_df.columns)}")
     long = (
         sweep_df[["threshold", *metrics]]
         .melt(id_vars="threshold", var_name="metric", value_name="value")
