@@ -20,7 +20,7 @@ Scripting:
   asks for logprobs, token logprobs are returned where each boolean token written has this
   probability (the other boolean the rest).
 - ``requests``: every request received (path, JSON body, headers without Authorization, time).
-- Batch API (``/v1/files``, ``/v1/batches``): uploads are kept in ``files``; a batch answers every
+- Batch API (``/v1/files``, ``/v1/batches`` create/list/retrieve/cancel): uploads are kept in ``files``; a batch answers every
   line through the same route handlers as interactive calls (so results equal interactive replies)
   and completes after ``batch_polls_to_complete`` retrieves and ``batch_seconds_to_complete``
   seconds (validating -> in_progress -> finalizing -> completed). ``batch_line_fault(line, seen)``
@@ -452,6 +452,13 @@ def _batches_cancel(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
     return Reply(200, _public_batch(batch))
 
 
+def _batches_list(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+    with fake._batch_lock:
+        data = [_public_batch(b) for b in reversed(list(fake.batches.values()))]
+    return Reply(200, {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
+                       "last_id": data[-1]["id"] if data else None, "has_more": False})
+
+
 _PATTERN_ROUTES: list[tuple[str, "re.Pattern[str]", Callable[["FakeOpenAI", RecordedRequest], Reply]]] = [
     ("GET", re.compile(r"/v1/files/[^/]+"), _files_retrieve),
     ("GET", re.compile(r"/v1/files/[^/]+/content"), _files_content),
@@ -530,6 +537,7 @@ class FakeOpenAI:
         ("POST", EMBEDDINGS_PATH): _embeddings,
         ("POST", FILES_PATH): _files_create,
         ("POST", BATCHES_PATH): _batches_create,
+        ("GET", BATCHES_PATH): _batches_list,
     }
     # routes with an id in the path: (method, full-match regex, handler), tried after ROUTES
     PATTERN_ROUTES = _PATTERN_ROUTES
