@@ -24,7 +24,7 @@ def test_every_command_has_help_with_an_example_and_is_in_the_readme():
     commands = list(all_commands(main))
     contract = {"workbench demo", "workbench score", "workbench labels add", "workbench labels import",
                 "workbench labels export", "workbench judge", "workbench agreement", "workbench calibrate",
-                "workbench gate", "workbench app"}
+                "workbench gate", "workbench app", "workbench report"}
     assert contract <= {path for path, _ in commands}
     runner = CliRunner()
     for path, command in commands:

@@ -15,9 +15,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from workbench import cli_app, cli_labels, cli_score, cli_stats
+    from workbench import cli_app, cli_labels, cli_report, cli_score, cli_stats
 
-    for module in (cli_score, cli_labels, cli_stats, cli_app):
+    for module in (cli_score, cli_labels, cli_stats, cli_app, cli_report):
         for command in module.COMMANDS:
             main.add_command(command)
 
