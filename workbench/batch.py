@@ -302,7 +302,8 @@ class BatchRun:
                  "requests": len(requests), "estimated_tokens": sum(r.estimated_tokens for r in requests),
                  "done": False, "batches": [], "errors": {}}
         stages.append(stage)
-        self.echo(f"batch stage {stage['stage']} ({stage['name']}): {stage['requests']} requests, "
+        unit = "texts" if endpoint == EMBEDDINGS_ENDPOINT else "requests"
+        self.echo(f"batch stage {stage['stage']} ({stage['name']}): {stage['requests']} {unit}, "
                   f"~{stage['estimated_tokens']} prompt tokens")
         return stage
 

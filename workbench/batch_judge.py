@@ -108,7 +108,8 @@ def _placeholder_reply(task: str, fields: Mapping[str, Any]) -> str:
     if task == "context_relevance":
         return json.dumps({"relevant": False, "reason": "estimate"})
     n = int(fields.get("n", 3) or 3)
-    return "\n".join(f"What does the answer say about this topic, question {i + 1}?" for i in range(n))
+    words = " ".join(str(fields.get("answer", "")).split()[:8])
+    return "\n".join(f"What does it say about {words}, question {i + 1}?" for i in range(n))
 
 
 class CacheOnlyJudge(OpenAICompatJudge):

@@ -143,13 +143,14 @@ def load_items_or_exit(path: str):
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Output folder (default runs/<timestamp>/).")
 @click.option("--no-cache", is_flag=True, help="Bypass the judge call cache.")
 @click.option("--dry-run", is_flag=True, help="Print the expected number of judge calls and stop.")
-@click.option("--batch", is_flag=True, help="Use the OpenAI Batch API (openai judge only).")
+@click.option("--batch", is_flag=True, help="Use the OpenAI Batch API (openai judge only; resumable, see docs/batch.md).")
+@click.option("--batch-dry-run", is_flag=True, help="Write the first batch stage's files, print requests and tokens per stage; submit nothing.")
 @click.option("--k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Retrieval cutoff.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
               help="Label store for corrected rates (default: WORKBENCH_DB or labels/workbench.db if it exists).")
 def score(evalset, corpus, backend, model, embedding_model, thresholds_path, concurrency, out_dir, no_cache,
-          dry_run, batch, k, as_json, db_path):
+          dry_run, batch, k, as_json, db_path, batch_dry_run=False):
     """Score an eval set end to end: retrieval, faithfulness, relevance, abstention, citations, quadrant.
 
     Writes items.jsonl and summary.json into --out. With a label store (--db, or the default
@@ -187,12 +188,20 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
         sys.exit(2)
     config = JudgeConfig.from_env(backend=backend, model=model, embedding_model=embedding_model,
                                   concurrency=concurrency, use_cache=not no_cache)
-    if batch:
-        if config.backend != "openai":
-            echo_err("error: --batch needs --judge openai")
-            sys.exit(2)
-        echo_err("error: --batch is not implemented yet in this version")
-        sys.exit(2)
+    if batch or batch_dry_run:
+        from workbench.batch_cli import score_with_batch
+
+        result = score_with_batch(items, config, evalset=evalset, thresholds=thresholds, k=k, corpus=corpus_map,
+                                  out_dir=out_dir, dry_run=batch_dry_run, as_json=as_json)
+        if result is None:
+            return
+        records, summary, fingerprint, out = result
+        if db_path is not None:
+            summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, fingerprint)
+        write_outputs(out, records, summary)
+        click.echo(json.dumps(summary, indent=2) if as_json else format_summary(summary))
+        echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
+        return
     try:
         judge, embedder = build_judge(config)
     except (ValueError, RuntimeError) as exc:
