@@ -316,15 +316,15 @@ def test_cli_killed_during_polling_resumes_without_new_batches(fake, tmp_path):
     first_id = batches[0]["batch_id"]
     assert creates(fake) == 1
     fake.batch_polls_to_complete = 1
-    done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    runner = CliRunner()
+    done = runner.invoke(main, cmd[3:], env=env)  # the same command, resumed (in-process)
+    assert done.exit_code == 0, done.output
     state = load_state(out)
     assert state["stages"][0]["batches"][0]["batch_id"] == first_id
     assert creates(fake) == 3  # stage 1 reused; stages 2 and 3 new
     summary = json.loads(done.stdout)
     assert summary["n_items"] == 13 and summary["errors"]["items_with_errors"] == 0
     # same items.jsonl as an interactive CLI run on the same server
-    result = subprocess.run([*cmd[:7], "--out", str(tmp_path / "inter"), "--no-cache"], env=env,
-                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+    result = runner.invoke(main, [*cmd[3:7], "--out", str(tmp_path / "inter"), "--no-cache"], env=env)
+    assert result.exit_code == 0, result.output
     assert (out / "items.jsonl").read_bytes() == (tmp_path / "inter" / "items.jsonl").read_bytes()
