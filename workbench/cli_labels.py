@@ -6,26 +6,27 @@ file, line, field and what was expected; exit code 2 means nothing was written.
 """
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from workbench import store
 from workbench.config import JudgeConfig
-from workbench.types import TASK_VALUES, EvalItem, Label, Unit
+from workbench.labelling import (
+    ANSWER_TASKS,
+    CLAIM_TASK,
+    DEFAULT_TASKS,
+    PASSAGE_TASK,
+    answer_units,
+    decomposed_claim_units,
+)
+from workbench.types import Label, Unit
 
-CLAIM_TASK = "claim_support"
-PASSAGE_TASK = "context_relevance"
-ANSWER_TASKS = ("answer_faithfulness", "answer_relevance", "abstention", "answer_correctness")
-DEFAULT_TASKS = ("claim_support", "answer_faithfulness", "answer_relevance", "abstention")
 EXPORT_COLUMNS = ("task", "item_id", "claim_index", "annotator", "value", "note", "created_at")
 REQUIRED_IMPORT_FIELDS = ("task", "item_id", "claim_index", "annotator", "value")
 DB_HELP = "Label store (default: $WORKBENCH_DB or labels/workbench.db)."
@@ -69,29 +70,6 @@ def parse_tasks(text: str | Sequence[str]) -> tuple[str, ...]:
     if bad or not tasks:
         raise click.BadParameter(f"expected tasks from {', '.join(allowed)}, got {', '.join(bad) or 'nothing'}")
     return tuple(dict.fromkeys(tasks))
-
-
-def answer_units(items: Sequence[EvalItem], tasks: Sequence[str]) -> list[Unit]:
-    """Answer-level units (text = the answer) for every item and every answer-level task given,
-    plus one ``context_relevance`` unit per retrieved passage (claim_index = its rank from 0,
-    text = the passage) when that task is asked for. ``answer_correctness`` units are made only
-    for items with a ``reference`` (there is nothing to be correct against otherwise)."""
-    units = [
-        Unit(Unit.make_id(task, item.id), task, item.id, None, item.answer)
-        for item in items
-        for task in tasks
-        if task in ANSWER_TASKS and (task != "answer_correctness" or item.reference)
-    ]
-    if PASSAGE_TASK in tasks:
-        units += [Unit(Unit.make_id(PASSAGE_TASK, item.id, rank), PASSAGE_TASK, item.id, rank, passage.text)
-                  for item in items for rank, passage in enumerate(item.contexts)]
-    return units
-
-
-def claim_units(item_id: str, claims: Sequence[str]) -> list[Unit]:
-    """``claim_support`` units for an item's claims, numbered from 0; blank claims are dropped."""
-    texts = [c.strip() for c in claims if isinstance(c, str) and c.strip()]
-    return [Unit(Unit.make_id(CLAIM_TASK, item_id, i), CLAIM_TASK, item_id, i, text) for i, text in enumerate(texts)]
 
 
 def _int_or_none(value, field: str) -> tuple[int | None, str | None]:
@@ -155,22 +133,6 @@ def read_claims_file(path: str | Path, item_ids: set[str]) -> list[Unit]:
     if problems:
         raise InputFileError(problems)
     return units
-
-
-async def _decompose_all(judge, items: Sequence[EvalItem]) -> list[list[str] | BaseException]:
-    """Decompose every answer concurrently (the judge bounds its own concurrency), with a bar on stderr."""
-    bar = tqdm(total=len(items), desc="decomposing answers", unit="answer", file=sys.stderr, disable=None)
-
-    async def one(item: EvalItem) -> list[str]:
-        try:
-            return list(await judge.decompose(item.answer)) if item.answer.strip() else []
-        finally:
-            bar.update(1)
-
-    try:
-        return await asyncio.gather(*(one(item) for item in items), return_exceptions=True)
-    finally:
-        bar.close()
 
 
 def _detect_format(path: Path, explicit: str | None = None) -> str:
@@ -427,17 +389,7 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
                 else:
                     judge = _build_judge(backend, model)
                     click.echo(f"judge: {judge.fingerprint} (decomposing {len(todo)} answers into claims)")
-                    from workbench.judges.base import run_sync
-
-                    results = run_sync(_decompose_all(judge, todo))
-                    units = []
-                    for item, result in zip(todo, results):
-                        if isinstance(result, BaseException):
-                            if not isinstance(result, Exception):
-                                raise result
-                            failures.append(f"{item.id}: {type(result).__name__}: {result}")
-                            continue
-                        units.extend(claim_units(item.id, result))
+                    units, failures = decomposed_claim_units(judge, todo)
                     store.add_units(db, units, source=judge.fingerprint)
         all_units = store.list_units(db)
         units_after = Counter(unit.task for unit in all_units)

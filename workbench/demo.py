@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,6 @@ import numpy as np
 from workbench import public_sets
 from workbench.config import JudgeConfig, load_thresholds, save_thresholds
 from workbench.dataset import load_corpus
-from workbench.judges.base import run_sync
 from workbench.judges.factory import build_judge
 from workbench.pipeline import ScoreOptions, run_scoring, write_outputs
 from workbench.types import EvalItem, Label, Unit
@@ -90,21 +88,18 @@ def calibration_sets(*, data_dir: Path | None = None, limit: int | None = None) 
 
 def load_calibration_store(db, judge, sets: list[CalibrationSet]) -> dict[str, int]:
     """Put items, units (claims decomposed once by ``judge`` where needed) and labels in the store."""
-    import asyncio
-
     from workbench import store
+    from workbench.labelling import decomposed_claim_units
 
     counts = {}
     for cset in sets:
         store.add_items(db, cset.items)
         units = list(cset.units)
         if cset.decompose:
-            async def decompose_all(items=cset.items):
-                return await asyncio.gather(*(judge.decompose(i.answer) for i in items))
-
-            claims = run_sync(decompose_all())
-            units += [Unit(Unit.make_id("claim_support", i.id, k), "claim_support", i.id, k, text)
-                      for i, texts in zip(cset.items, claims) for k, text in enumerate(texts)]
+            claims, failures = decomposed_claim_units(judge, cset.items, progress=False)
+            if failures:
+                raise RuntimeError(f"{cset.name}: could not decompose {len(failures)} answers: {failures[0]}")
+            units += claims
         store.add_units(db, units)
         store.append_labels(db, cset.labels)
         counts[cset.name] = len(cset.labels)

@@ -4,7 +4,7 @@ Nothing here does I/O. A metric that has nothing to score returns ``None``, neve
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 # Label tasks and their allowed values, first value = the "positive" class.

@@ -8,7 +8,7 @@ verification of the citing sentence against that one passage).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from workbench.judges.base import Judge
