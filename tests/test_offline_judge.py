@@ -216,3 +216,15 @@ def test_held_out_agreement_above_floor_and_fast():
         p = [pr for pr, u in zip(predicted, units) if u[0] == name]
         assert cohen_kappa_score(h, p) > floor, name
     assert per_claim < 0.02  # measured about 1-2 ms per claim cold; generous for slow CI machines
+
+
+def test_loading_the_embedder_leaves_the_root_logger_alone():
+    """wordllama configures root logging at INFO on import; the embedder must undo that."""
+    import logging
+    import subprocess
+    import sys
+
+    code = ("import logging; from workbench.judges.offline import OfflineEmbedder; "
+            "OfflineEmbedder().embed_sync(['x']); r = logging.getLogger(); print(r.level, len(r.handlers))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(logging.WARNING), "0"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import threading
 from collections.abc import Sequence
@@ -105,9 +106,15 @@ def _wordllama() -> Any:
     if _WORDLLAMA is None:
         with _WORDLLAMA_LOCK:
             if _WORDLLAMA is None:
+                # wordllama calls logging.basicConfig(level=INFO) on import, which would make every
+                # library (httpx's per-request lines included) log at INFO: put the root logger back.
+                root = logging.getLogger()
+                level, handlers = root.level, list(root.handlers)
                 import wordllama
                 from wordllama import WordLlama
 
+                root.setLevel(level)
+                root.handlers[:] = handlers
                 _WORDLLAMA = WordLlama.load(dim=WORDLLAMA_DIM, cache_dir=Path(wordllama.__file__).parent,
                                             disable_download=True)
     return _WORDLLAMA
