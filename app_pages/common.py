@@ -10,15 +10,13 @@ from __future__ import annotations
 import contextlib
 import hmac
 import os
-import random
-from collections import Counter, defaultdict
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import streamlit as st
 
 from workbench.config import default_db_path, home
-from workbench.store import current_labels, list_judgments, list_units, next_unit_for, open_db
+from workbench.store import next_unit_for, open_db
 from workbench.types import Unit
 
 TOKEN_ENV = "WORKBENCH_APP_TOKEN"
@@ -116,26 +114,6 @@ def guidelines_text() -> str | None:
     return None
 
 
-def _ordered_units(db, *, task: str | None, order: str, threshold: float) -> list[Unit]:
-    """Units in the same order ``next_unit_for`` uses (sequential / near_threshold / random seed 0)."""
-    units = list_units(db, task=task)
-    if order == "random":
-        random.Random(0).shuffle(units)
-    elif order == "near_threshold":
-        by_unit: dict[str, list[float]] = defaultdict(list)
-        for j in list_judgments(db, task=task):
-            if j.score is not None and j.error is None:
-                by_unit[j.unit_id].append(float(j.score))
-        scores = {u: sum(v) / len(v) for u, v in by_unit.items()}
-        position = {unit.unit_id: i for i, unit in enumerate(units)}
-        units.sort(
-            key=lambda u: (0, abs(scores[u.unit_id] - threshold), position[u.unit_id])
-            if u.unit_id in scores
-            else (1, 0.0, position[u.unit_id])
-        )
-    return units
-
-
 def pick_unit(
     db,
     annotator: str,
@@ -149,18 +127,7 @@ def pick_unit(
     """The next unit to show: ``next_unit_for``, passing over units skipped in this session.
 
     Returns ``None`` when nothing is left (skipped units included: the page offers to bring them
-    back). The walk past skipped units repeats ``next_unit_for``'s ordering rules, because the
-    store API has no exclusion parameter.
+    back).
     """
-    unit = next_unit_for(db, annotator, task=task, overlap=overlap, order=order, threshold=threshold)
-    if unit is None or unit.unit_id not in skipped:
-        return unit
-    current = current_labels(db, task=task)
-    mine = {label.unit_id for label in current if label.annotator == annotator}
-    counts = Counter(unit_id for unit_id, _ in {(l.unit_id, l.annotator) for l in current})
-    for candidate in _ordered_units(db, task=task, order=order, threshold=threshold):
-        if candidate.unit_id in skipped or candidate.unit_id in mine:
-            continue
-        if counts[candidate.unit_id] < overlap:
-            return candidate
-    return None
+    return next_unit_for(db, annotator, task=task, overlap=overlap, order=order, threshold=threshold,
+                         exclude=skipped)
