@@ -19,7 +19,7 @@ import openai
 import pytest
 from click.testing import CliRunner
 
-from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI
+from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI, Fault
 from workbench.batch import (
     BatchError,
     BatchOptions,
@@ -78,7 +78,7 @@ def batch(fake, items, tmp_path, name="batch", cache_name="batch.db", **bopts):
     judge, embedder = build_batch_judges(config(), client=client_for(fake), cache=JudgeCache(tmp_path / cache_name))
     out = tmp_path / name
     records, summary = run_batch_scoring(items, judge, embedder, ScoreOptions(), out,
-                                         BatchOptions(poll_interval=0.01, progress=False, **bopts), echo=lambda m: None)
+                                         BatchOptions(poll_interval=0.01, progress=False, retry_base_delay=0.01, **bopts), echo=lambda m: None)
     write_outputs(out, records, summary)
     return out, summary
 
@@ -232,6 +232,21 @@ def test_dry_run_writes_stage_one_and_submits_nothing(fake, tmp_path, items50):
     assert real[0]["requests"] == stages[0]["requests"]
     assert real[1]["requests"] == pytest.approx(stages[1]["requests"], rel=0.25)  # an estimate
     assert real[2]["requests"] == stages[2]["requests"]
+
+
+def test_transient_api_errors_are_retried_and_a_dead_api_stops_resumably(fake, tmp_path):
+    items = load_eval_set(DEMO)[:3]
+    fake.push_fault(Fault.server_error(503, path="/v1/files"), Fault.drop(path="/v1/files"))
+    out, _ = batch(fake, items, tmp_path)
+    assert [r.fault for r in fake.requests if r.path == "/v1/files"][:3] == ["status", "drop", None]
+    assert all(s["done"] for s in load_state(out)["stages"])
+    fake.reset()
+    fake.push_fault(*[Fault.server_error(500, path="/v1/files")] * 5)  # the first try + 4 retries
+    with pytest.raises(BatchError, match="re-run the same command"):
+        batch(fake, items, tmp_path, name="dead", cache_name="dead.db")
+    assert creates(fake) == 0
+    out, _ = batch(fake, items, tmp_path, name="dead", cache_name="dead.db")  # the API is back: resumes
+    assert (out / "items.jsonl").read_bytes() == (tmp_path / "batch" / "items.jsonl").read_bytes()
 
 
 def test_state_of_another_judge_is_refused(fake, tmp_path):

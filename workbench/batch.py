@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.batch_judge import CURRENT_ITEM, CacheOnlyEmbedder, CacheOnlyJudge, PendingRequest
-from workbench.judges.base import run_sync
+from workbench.judges.base import JudgeError, run_sync
+from workbench.judges.concurrency import with_retries
 from workbench.judges.openai_compat import client_for_running_loop, json_dumps_vector, p_true_from_logprobs
 from workbench.judges.parsing import ParseError
 from workbench.pipeline import ScoreOptions, run_scoring, score_item
@@ -74,6 +75,7 @@ class BatchOptions:
         completion_window: the Batch API's window (OpenAI accepts ``24h``).
         progress: show a tqdm bar while polling.
         on_poll: called with the list of batch records after each poll (tests stop a run here).
+        retry_base_delay: first backoff (seconds) when a Files/Batches call fails transiently.
     """
 
     poll_interval: float = 30.0
@@ -84,6 +86,7 @@ class BatchOptions:
     completion_window: str = "24h"
     progress: bool = True
     on_poll: Callable[[list[dict]], None] | None = None
+    retry_base_delay: float = 1.0
 
 
 # -- state ---------------------------------------------------------------------------------------
@@ -255,9 +258,22 @@ class BatchRun:
 
     # -- public ----------------------------------------------------------------------------
     def run(self) -> tuple[list[dict], dict]:
-        """Run every stage, then the final cache-only pass; returns ``(records, summary)``."""
-        run_sync(self._stages())
+        """Run every stage, then the final cache-only pass; returns ``(records, summary)``.
+
+        Raises ``BatchError`` when the Batch API keeps failing (after retries) or the state does
+        not fit; the state is saved, so the same command resumes.
+        """
+        try:
+            run_sync(self._stages())
+        except JudgeError as exc:
+            raise BatchError(f"{exc}; the state is saved in {self.out_dir / STATE_FILE}: "
+                             "re-run the same command to resume") from exc
         return self.final_pass()
+
+    async def _api(self, what: str, call: Callable[[], Any]):
+        """One Batch/Files API call with the judge's retry policy (429, 5xx, timeouts, drops)."""
+        return await with_retries(call, what=f"{what} ({self.judge.host})", max_retries=self.judge.config.max_retries,
+                                  base_delay=self.bopts.retry_base_delay, max_delay=60.0)
 
     def final_pass(self) -> tuple[list[dict], dict]:
         """Score from the cache alone (no calls); given-up requests become recorded errors."""
@@ -357,17 +373,18 @@ class BatchRun:
                 continue
             if not record.get("input_file_id"):
                 path = self.out_dir / record["input_path"]
-                with path.open("rb") as fh:
-                    uploaded = await client.files.create(file=(path.name, fh.read()), purpose="batch")
+                data = path.read_bytes()
+                uploaded = await self._api("upload " + path.name, lambda: client.files.create(
+                    file=(path.name, data), purpose="batch"))
                 record["input_file_id"] = uploaded.id
                 record["status"] = "uploaded"
                 self._save()
             if not record.get("batch_id"):
                 found = await self._find_existing(client, record["input_file_id"])
-                batch = found or await client.batches.create(
+                batch = found or await self._api("create batch", lambda: client.batches.create(
                     input_file_id=record["input_file_id"], endpoint=stage["endpoint"],
                     completion_window=self.bopts.completion_window,
-                    metadata={"workbench": f"stage {stage['stage']} round {record['round']} part {record['part']}"})
+                    metadata={"workbench": f"stage {stage['stage']} round {record['round']} part {record['part']}"}))
                 record.update(batch_id=batch.id, status=batch.status, submitted=time.time())
                 if not found:
                     self.submitted_this_process += 1
@@ -400,7 +417,8 @@ class BatchRun:
         try:
             while True:
                 for record in live:
-                    batch = await client.batches.retrieve(record["batch_id"])
+                    batch = await self._api(f"retrieve batch {record['batch_id']}",
+                                            lambda: client.batches.retrieve(record["batch_id"]))
                     counts = batch.request_counts
                     record.update(status=batch.status, output_file_id=batch.output_file_id,
                                   error_file_id=batch.error_file_id,
@@ -435,7 +453,7 @@ class BatchRun:
         for file_id in (record.get("output_file_id"), record.get("error_file_id")):
             if not file_id:
                 continue
-            content = await client.files.content(file_id)
+            content = await self._api(f"download {file_id}", lambda: client.files.content(file_id))
             for n, raw in enumerate(content.text.splitlines(), start=1):
                 if not raw.strip():
                     continue
