@@ -66,31 +66,45 @@ def format_summary(summary: dict) -> str:
     q = summary["quotes"]
     lines.append(f"judge quotes         {q['n']} given, {q['hallucinated']} not found in passages ({pct(q['rate'])})")
     lines.append("")
-    lines.append("quadrant (faithfulness x relevance)")
-    quad = summary["quadrant"]
-    lines.append(f"                     relevant        not relevant")
-    lines.append(f"  faithful           {quad['pass']:<15} {quad['faithful_irrelevant']:<15} <- retrieval backlog")
-    lines.append(f"  not faithful       {quad['relevant_unfaithful']:<15} {quad['fail']:<15}")
-    lines.append(f"                     ^ generation backlog")
-    lines.append(f"  abstained {quad['abstained']}, unscored {quad['unscored']}")
-    qci = summary.get("quadrant_ci")
-    if qci and summary["n_items"]:
-        lines.append("  share of items [95% CI]: " + ", ".join(
-            f"{cell} {pct(quad[cell] / summary['n_items']).strip()} "
-            f"[{pct(qci[cell][0]).strip()}, {pct(qci[cell][1]).strip()}]" for cell in qci))
+    lines.extend(format_quadrant(summary))
     if summary.get("corrected"):
         lines.append("")
         lines.extend(format_corrected(summary["corrected"]))
-    for key, label in (("diagnosis", "diagnosis"),):
-        if summary.get(key):
-            lines.append("")
-            lines.append(f"{label}: {json.dumps(summary[key])}")
+    if summary.get("diagnosis"):
+        lines.append("")
+        lines.append("diagnosis            " + ", ".join(f"{k.replace('_', ' ')} {v}"
+                                                      for k, v in summary["diagnosis"].items() if v))
     j = summary["judge"]
     lines.append("")
     lines.append(f"judge calls {j['calls']}, cache hits {j['cache_hits']}, failures {j['failures']}, "
                  f"tokens {j['prompt_tokens']} prompt / {j['completion_tokens']} completion; "
                  f"items with errors {summary.get('errors', {}).get('items_with_errors', 0)}")
     return "\n".join(lines)
+
+
+QUADRANT_ROUTES = {
+    "pass": ("faithful and relevant", ""),
+    "faithful_irrelevant": ("grounded but off the question", "retrieval backlog"),
+    "relevant_unfaithful": ("on topic but not grounded", "generation backlog"),
+    "fail": ("neither", "both backlogs"),
+    "abstained": ("the answer refused", "see abstention"),
+    "unscored": ("a score is missing", "see errors"),
+}
+
+
+def format_quadrant(summary: dict) -> list[str]:
+    """The quadrant as a table: count, share with its bootstrap interval, and where the work goes."""
+    quad, n = summary["quadrant"], summary["n_items"]
+    ci = summary.get("quadrant_ci") or {}
+    th = summary["thresholds"]
+    lines = [f"quadrant (faithfulness >= {th['faithfulness']:.2f} x relevance >= {th['answer_relevance']:.2f})",
+             f"  {'cell':<21}{'items':>6}  {'share [95% CI]':<22}{'meaning':<31}routes to"]
+    for cell, (meaning, route) in QUADRANT_ROUTES.items():
+        share = f"{100 * quad[cell] / n:.1f}%" if n else "n/a"
+        if cell in ci and ci[cell][0] is not None:
+            share += f" [{100 * ci[cell][0]:.1f}, {100 * ci[cell][1]:.1f}]"
+        lines.append(f"  {cell:<21}{quad[cell]:>6}  {share:<22}{meaning:<31}{route}")
+    return lines
 
 
 CORRECTED_LABELS = {"faithfulness_pass": "faithfulness pass", "relevance_pass": "relevance pass",
