@@ -77,7 +77,9 @@ def main() -> int:
                                               echo=lambda m: None)
         t_batch = time.perf_counter() - started
         write_outputs(tmp / "batch", records, bsummary)
-        batch_http = {path: fake.count(path) for path in ("/v1/files", "/v1/batches", CHAT_PATH, EMBEDDINGS_PATH)}
+        batch_http = {path: fake.count(path) for path in ("/v1/files", CHAT_PATH, EMBEDDINGS_PATH)}
+        batch_http["batches created"] = sum(1 for r in fake.requests if (r.method, r.path) == ("POST", "/v1/batches"))
+        batch_http["status polls"] = sum(1 for r in fake.requests if r.path.startswith("/v1/batches/"))
 
     same_items = (tmp / "interactive" / "items.jsonl").read_bytes() == (tmp / "batch" / "items.jsonl").read_bytes()
     a, b = dict(summary), dict(bsummary)
