@@ -419,7 +419,7 @@ def import_command(file: Path, db_path: Path | None) -> None:
     unit, missing field); if any is bad, each is reported with its line number and nothing is
     written.
 
-    Example: workbench labels import data/wice_labels.jsonl
+    Example: workbench labels add data/wice_claims.jsonl --claims data/wice_claims_units.jsonl && workbench labels import data/wice_labels.jsonl
     """
     rows, problems = read_label_rows(file)
     labels_, retracted, lines, row_problems = labels_from_rows(rows, str(file))

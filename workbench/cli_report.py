@@ -18,7 +18,7 @@ def report(run_dir, db_path, out_path):
     Run summary, quadrant with bootstrap intervals, corrected rates and, with --db, the agreement
     tables, threshold curves and reliability plots. No JavaScript and no external resources.
 
-    Example: workbench report runs/demo --db labels/workbench.db --out report.html
+    Example: workbench report runs/demo/begin --db runs/demo/labels.db --out report.html
     """
     import numpy as np
 

@@ -171,7 +171,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     store when it exists) summary.json also gets `corrected`: the judge's pass, abstention and
     false-refusal rates corrected for its errors measured on human labels (Rogan-Gladen, PPI).
 
-    Example: workbench score data/demo_rag.jsonl --corpus data/demo_corpus.jsonl --out runs/demo
+    Example: workbench score data/demo_rag.jsonl --corpus data/demo_corpus.jsonl --out runs/demo_rag
     """
     from workbench.dataset import DatasetError, load_corpus
     from workbench.judges.factory import build_judge

@@ -372,7 +372,7 @@ def gate(summary_json, thresholds_path, **bounds):
     bounds fail if the run was scored with other thresholds than F's. No pass-rate bound is
     implied by --thresholds. Exit 2 on an unreadable file or when no bound is given.
 
-    Example: workbench gate runs/demo/summary.json --min-faithfulness 0.8 --max-false-refusal 0.1
+    Example: workbench gate runs/demo/rag/summary.json --min-faithfulness 0.6 --max-false-refusal 0.2
     """
     chosen = {k: v for k, v in bounds.items() if v is not None}
     thresholds = None
