@@ -63,10 +63,9 @@ def score_with_batch(items: Sequence[EvalItem], config: JudgeConfig, *, evalset:
     except (ValueError, RuntimeError) as exc:
         _echo_err(f"error: {exc}")
         sys.exit(2)
-    _echo_err(f"judge: {judge.fingerprint}  (embedder: {embedder.fingerprint}), via the Batch API at {judge.host}")
-    if thresholds.judge and thresholds.judge != judge.fingerprint:
-        _echo_err(f"warning: thresholds in {thresholds.source} were calibrated for judge {thresholds.judge}, "
-                  f"but this run uses {judge.fingerprint}; the tuned thresholds may not transfer")
+    from workbench.cli_score import announce_judge
+
+    announce_judge(judge, embedder, thresholds, via=f", via the Batch API at {judge.host}")
     out = Path(out_dir) if out_dir else default_batch_dir(evalset, judge.fingerprint)
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus, items_in_flight=256)
     bopts = batch_options_from_env()

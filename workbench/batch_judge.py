@@ -29,9 +29,8 @@ from typing import Any
 import numpy as np
 
 from workbench.judges.base import JudgeError
-from workbench.judges.cache import JudgeCache, cache_key
+from workbench.judges.cache import JudgeCache
 from workbench.judges.openai_compat import OpenAICompatEmbedder, OpenAICompatJudge, json_loads_vector
-from workbench.judges.parsing import ParseError
 from workbench.text import split_sentences
 
 MODES = ("collect", "estimate", "final")
@@ -134,26 +133,12 @@ class CacheOnlyJudge(OpenAICompatJudge):
     def pending(self) -> dict[str, PendingRequest]:
         return self.recorder.pending
 
-    def chat_cache_key(self, task: str, key_input: dict[str, Any], json_mode: bool) -> str:
-        """The cache key ``OpenAICompatJudge._call`` uses for this request (same named parts)."""
-        return cache_key({
-            "backend": self.backend, "model": self.model, "host": self.host, "task": task,
-            "template": self.prompts[task].sha256, "decoding": self._decoding(), "json_mode": json_mode,
-            "input": key_input,
-        })
-
     async def _call(self, task: str, fields: dict[str, Any], key_input: dict[str, Any], parse: Callable[[str], Any],
                     *, json_mode: bool, logprobs: bool = False, logprob_key: str = "supported") -> tuple[Any, dict]:
         key = self.chat_cache_key(task, key_input, json_mode)
-        entry = self.cache.get_entry(key)
-        if entry is not None:
-            try:
-                parsed = parse(entry.value)
-            except ParseError:
-                parsed = None
-            if parsed is not None:
-                self._ledger.cache_hits += 1
-                return parsed, entry.meta
+        hit = self._from_cache(key, parse)
+        if hit is not None:
+            return hit
         if self.mode == "final":
             self._ledger.failures += 1
             raise JudgeError(self.failures.get(key) or f"{task}: no batch result for this request")

@@ -137,6 +137,14 @@ def format_corrected(corrected: dict) -> list[str]:
     return lines + notes
 
 
+def announce_judge(judge, embedder, thresholds, *, via: str = "") -> None:
+    """Say on stderr which judge a run uses, and warn when the thresholds were tuned for another."""
+    echo_err(f"judge: {judge.fingerprint}  (embedder: {getattr(embedder, 'fingerprint', '?')}){via}")
+    if thresholds.judge and thresholds.judge != judge.fingerprint:
+        echo_err(f"warning: thresholds in {thresholds.source} were calibrated for judge {thresholds.judge}, "
+                 f"but this run uses {judge.fingerprint}; the tuned thresholds may not transfer")
+
+
 def load_items_or_exit(path: str):
     """Load an eval set, or print every problem and exit 2."""
     from workbench.dataset import DatasetError, load_eval_set
@@ -221,10 +229,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     except (ValueError, RuntimeError) as exc:
         echo_err(f"error: {exc}")
         sys.exit(2)
-    echo_err(f"judge: {judge.fingerprint}  (embedder: {getattr(embedder, 'fingerprint', '?')})")
-    if thresholds.judge and thresholds.judge != judge.fingerprint:
-        echo_err(f"warning: thresholds in {thresholds.source} were calibrated for judge {thresholds.judge}, "
-                 f"but this run uses {judge.fingerprint}; the tuned thresholds may not transfer")
+    announce_judge(judge, embedder, thresholds)
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus_map,
                            items_in_flight=max(8, 2 * (concurrency or 32)))
     records, summary = run_scoring(items, judge, embedder, options)

@@ -284,6 +284,31 @@ class OpenAICompatJudge:
         self._unsupported.add(drop)
         return True
 
+    def chat_cache_key(self, task: str, key_input: dict[str, Any], json_mode: bool) -> str:
+        """The cache key of one chat request: named parts that change the reply, and the input.
+
+        The batch driver files its results under the same key, so both paths share one cache.
+        """
+        return cache_key({
+            "backend": self.backend, "model": self.model, "host": self.host, "task": task,
+            "template": self.prompts[task].sha256, "decoding": self._decoding(), "json_mode": json_mode,
+            "input": key_input,
+        })
+
+    def _from_cache(self, key: str, parse: Callable[[str], Any]) -> tuple[Any, dict] | None:
+        """``(parsed, meta)`` for a cached reply (counted as a cache hit), else ``None``."""
+        entry = self.cache.get_entry(key)
+        if entry is None:
+            return None
+        try:
+            parsed = parse(entry.value)
+        except ParseError:
+            return None  # should not happen (only parsed replies are stored): call again
+        if parsed is None:
+            return None
+        self._ledger.cache_hits += 1
+        return parsed, entry.meta
+
     async def _call(
         self,
         task: str,
@@ -298,20 +323,10 @@ class OpenAICompatJudge:
         prompt = self.prompts[task]
         key = None
         if self.cache is not None:
-            key = cache_key({
-                "backend": self.backend, "model": self.model, "host": self.host, "task": task,
-                "template": prompt.sha256, "decoding": self._decoding(), "json_mode": json_mode,
-                "input": key_input,
-            })
-            entry = self.cache.get_entry(key)
-            if entry is not None:
-                try:
-                    parsed = parse(entry.value)
-                except ParseError:
-                    parsed = None  # should not happen (only parsed replies are stored): call again
-                if parsed is not None:
-                    self._ledger.cache_hits += 1
-                    return parsed, entry.meta
+            key = self.chat_cache_key(task, key_input, json_mode)
+            hit = self._from_cache(key, parse)
+            if hit is not None:
+                return hit
         text = prompt.render(**fields)
 
         async def attempt() -> tuple[str, dict, Any]:
