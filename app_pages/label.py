@@ -22,7 +22,8 @@ from workbench.store import (
 from workbench.types import TASK_VALUES, Label
 
 ALL_TASKS = "(all tasks)"
-ORDER_NAMES = {"sequential": "sequential", "near_threshold": "near the threshold first", "random": "random"}
+ORDER_NAMES = {"sequential": "sequential", "near_threshold": "near the threshold first",
+               "helps_most": "helps most (judges disagree, then near the threshold)", "random": "random"}
 SHORTCUTS = ("1", "2")
 
 
@@ -95,7 +96,7 @@ with st.sidebar:
     st.selectbox("Order", ORDERS, key="label_order", format_func=ORDER_NAMES.get)
     remember("label_threshold", 0.5)
     st.slider("Threshold (for 'near the threshold first')", 0.0, 1.0, step=0.01, key="label_threshold",
-              disabled=st.session_state["label_order"] != "near_threshold")
+              disabled=st.session_state["label_order"] not in ("near_threshold", "helps_most"))
     remember("label_show_quote", True)
     st.toggle("Highlight the judge's quote", key="label_show_quote")
     for key in ("label_task", "label_overlap", "label_order", "label_threshold", "label_show_quote"):

@@ -10,7 +10,7 @@ WiCE claims with the same human label (plus N(0, 0.02) jitter), so the pool repr
 measured agreement. A second judge of the same quality (an independent resample) feeds the
 "two judges disagree" key.
 
-Orders compared (``workbench.corrected.priority_order``):
+Orders compared (``workbench.stats.active.priority_order``):
   random       - a fresh shuffle per replicate
   helps-most   - nearest the threshold first (the judge least confident)
   helps-most-2 - two judges disagreeing first, then nearest the threshold
@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from workbench import public_sets
-from workbench.corrected import priority_order
+from workbench.stats.active import priority_order
 from workbench.judges.offline import OfflineJudge
 from workbench.judges.offline_features import split_of
 

@@ -13,9 +13,9 @@ from workbench.corrected import (
     corrected_block,
     corrected_from_db,
     corrected_rates,
-    priority_order,
     record_positive,
 )
+from workbench.stats.active import priority_order
 from workbench.dataset import load_eval_set
 from workbench.stats.correction import NOT_BETTER_THAN_CHANCE
 from workbench.types import Judgment, Label, Thresholds, Unit

@@ -399,3 +399,21 @@ def test_current_is_the_last_row_per_unit_and_annotator(tmp_path_factory, ops):
     assert {(l.unit_id, l.annotator): l.value for l in store.current_labels(db)} == expected
     assert sum(len(store.label_history(db, Unit.make_id(CS, "q1", c))) for c in range(3)) == len(ops)
     db.close()
+
+
+def test_helps_most_order_puts_judge_disagreements_first_then_near_threshold(tmp_path):
+    from workbench.types import Judgment
+
+    db = store.open_db(tmp_path / "h.db")
+    item = EvalItem("i", "Q?", "A.", ())
+    store.add_items(db, [item])
+    units = [Unit(Unit.make_id("claim_support", "i", k), "claim_support", "i", k, f"claim {k}") for k in range(4)]
+    store.add_units(db, units)
+    a = {0: 0.9, 1: 0.55, 2: 0.1, 3: 0.7}
+    b = {0: 0.95, 1: 0.6, 2: 0.2, 3: 0.2}  # the judges disagree about 0.5 on unit 3 only
+    store.add_judgments(db, [Judgment(units[k].unit_id, "claim_support", "judge-a", "supported", score=v) for k, v in a.items()]
+                        + [Judgment(units[k].unit_id, "claim_support", "judge-b", "supported", score=v) for k, v in b.items()])
+    order = [u.claim_index for u in store.ordered_units(db, order="helps_most", threshold=0.5)]
+    # unit 3 (disagreement) first, then by |mean - 0.5|: unit 1 (0.075), unit 2 (0.35), unit 0 (0.425)
+    assert order == [3, 1, 2, 0]
+    assert store.next_unit_for(db, "ann", order="helps_most", threshold=0.5).claim_index == 3

@@ -30,8 +30,8 @@ Degenerate rule (one rule): a number that cannot be computed is ``None`` and ``n
 (no labels, one human class only, sensitivity + specificity <= 1, nothing scored, fewer than
 2 labelled or unlabelled items for PPI). ``note`` is ``None`` when there is nothing to say.
 
-``priority_order`` is the "label where it helps most" queue order used by the label page and
-``bench/label_efficiency.py``.
+``workbench.stats.active.priority_order`` is the "label where it helps most" queue order used by
+the label page (store order ``helps_most``) and ``bench/label_efficiency.py``.
 """
 from __future__ import annotations
 
@@ -300,46 +300,3 @@ def corrected_from_db(
                     == (i.question, i.answer)}
     return corrected_rates(records, human, stored, thresholds=thresholds, rng=rng, same_set=same_set,
                            n_boot=n_boot)
-
-
-def priority_order(
-    scores: Sequence[float | None],
-    *,
-    threshold: float,
-    second_scores: Sequence[float | None] | None = None,
-) -> list[int]:
-    """Indices of units in "label where it helps most" order.
-
-    Units whose human label would most change the estimates come first:
-
-    1. units where two judges disagree (one at or above ``threshold``, the other below), when
-       ``second_scores`` is given;
-    2. then by distance of the judge's score to ``threshold``, smallest first (near the
-       threshold = where a calibrated judge is least confident and where the threshold choice
-       is decided); with two judges the distance of their mean score;
-    3. ties keep index order; units without any score come last, in index order.
-
-    Args:
-        scores: the judge's continuous score in [0, 1] per unit (``None`` = not judged).
-        threshold: the current decision threshold.
-        second_scores: a second judge's scores on the same units (``None`` entries allowed).
-
-    Returns:
-        A permutation of ``range(len(scores))``.
-
-    Raises:
-        ValueError: ``second_scores`` of another length.
-    """
-    if second_scores is not None and len(second_scores) != len(scores):
-        raise ValueError(f"priority_order: second_scores has {len(second_scores)} values, scores {len(scores)}")
-
-    def key(i: int) -> tuple:
-        a = scores[i]
-        b = second_scores[i] if second_scores is not None else None
-        present = [float(x) for x in (a, b) if x is not None and math.isfinite(float(x))]
-        if not present:
-            return (2, 0, 0.0, i)
-        disagree = len(present) == 2 and (present[0] >= threshold) != (present[1] >= threshold)
-        return (0, 0 if disagree else 1, abs(sum(present) / len(present) - threshold), i)
-
-    return sorted(range(len(scores)), key=key)

@@ -18,7 +18,7 @@ from workbench.store.db import LabelError, now_iso, write_tx
 from workbench.store.items import list_units
 from workbench.types import TASK_VALUES, Label, Unit
 
-ORDERS = ("sequential", "near_threshold", "random")
+ORDERS = ("sequential", "near_threshold", "helps_most", "random")
 
 _CURRENT_SQL = """
     SELECT l.* FROM labels l
@@ -174,6 +174,24 @@ def _latest_scores(db: sqlite_utils.Database, task: str | None) -> dict[str, flo
     return {unit_id: sum(values) / len(values) for unit_id, values in sums.items()}
 
 
+def _latest_scores_by_judge(db: sqlite_utils.Database, task: str | None) -> dict[str, dict[str, float]]:
+    """``{judge: {unit_id: mean over repeats of the latest non-error score}}``."""
+    sql = """
+        SELECT j.unit_id, j.judge, j.score FROM judgments j
+        WHERE j.id = (SELECT MAX(j2.id) FROM judgments j2
+                      WHERE j2.unit_id = j.unit_id AND j2.judge = j.judge AND j2."repeat" = j."repeat")
+          AND j.score IS NOT NULL AND j.error IS NULL
+    """
+    params: list = []
+    if task is not None:
+        sql += " AND j.task = ?"
+        params.append(task)
+    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in db.query(sql, params):
+        values[row["judge"]][row["unit_id"]].append(float(row["score"]))
+    return {judge: {u: sum(v) / len(v) for u, v in units.items()} for judge, units in values.items()}
+
+
 def ordered_units(
     db: sqlite_utils.Database,
     *,
@@ -187,8 +205,10 @@ def ordered_units(
     ``order``: ``sequential`` (``list_units`` order); ``near_threshold`` (smallest
     ``|score - threshold|`` first, where score is the mean of the latest judgments per judge and
     repeat, errors left out; units without a judgment come last, in sequential order; ties keep
-    sequential order); ``random`` (one fixed shuffle of all units from ``rng_seed``, so the order
-    stays the same while units get labelled).
+    sequential order); ``helps_most`` (``workbench.stats.active.priority_order`` with the two
+    judges that scored the most units: where they disagree about ``threshold`` first, then
+    nearest the threshold, unjudged last); ``random`` (one fixed shuffle of all units from
+    ``rng_seed``, so the order stays the same while units get labelled).
     """
     if order not in ORDERS:
         raise ValueError(f"order: expected one of {ORDERS}, got {order!r}")
@@ -203,6 +223,14 @@ def ordered_units(
             if u.unit_id in scores
             else (1, 0.0, position[u.unit_id])
         )
+    elif order == "helps_most":
+        from workbench.stats.active import priority_order
+
+        by_judge = sorted(_latest_scores_by_judge(db, task).values(), key=len, reverse=True)
+        first = by_judge[0] if by_judge else {}
+        second = [by_judge[1].get(u.unit_id) for u in units] if len(by_judge) > 1 else None
+        units = [units[i] for i in priority_order([first.get(u.unit_id) for u in units], threshold=threshold,
+                                                  second_scores=second)]
     return units
 
 
