@@ -238,3 +238,28 @@ def test_intra_answer_error_correlation(tmp_path, errors, expected):
     assert result["items"] == 3 and result["claims"] == 6
     assert result["error_rate"] == pytest.approx(sum(map(sum, errors)) / 6)
     assert result["icc"] == pytest.approx(expected)
+
+
+def test_calibration_warns_when_the_judge_is_no_better_than_chance(tmp_path):
+    """Scores unrelated to the human labels: a threshold is still found, with a warning note."""
+    import numpy as np
+
+    from workbench import store
+    from workbench.agreement_report import calibration_report
+    from workbench.types import EvalItem, Judgment, Label, Unit
+
+    db = store.open_db(tmp_path / "c.db")
+    rng = np.random.default_rng(1)
+    items = [EvalItem(f"i{k}", "Q?", "A.", ()) for k in range(60)]
+    store.add_items(db, items)
+    units = [Unit(Unit.make_id("answer_relevance", i.id), "answer_relevance", i.id, None, "A.") for i in items]
+    store.add_units(db, units)
+    store.append_labels(db, [Label(u.unit_id, "answer_relevance", "ann", "relevant" if k % 2 else "not_relevant")
+                             for k, u in enumerate(units)])
+    store.add_judgments(db, [Judgment(u.unit_id, "answer_relevance", "noise", "relevant", score=float(s))
+                             for u, s in zip(units, rng.uniform(size=len(units)))])
+    payload = calibration_report(db, judge="noise", rng=np.random.default_rng(0), n_boot=300)
+    assert "answer_relevance" in payload
+    # the kappa at the best of many thresholds is optimistic; the threshold-free AUC test is not
+    assert payload["answer_relevance"]["auc_p_value"] >= 0.05
+    assert "better than chance" in payload["notes"]["answer_relevance"]

@@ -157,3 +157,12 @@ def test_logistic_calibration_fallbacks():
     assert const.method == "constant" and const.slope == 0.0
     assert const.intercept == pytest.approx(np.log(0.625 / 0.375))
     assert logistic_calibration([0.5], [True]) is None
+
+
+def test_score_auc_hand_derived_and_degenerate():
+    from workbench.stats import score_auc
+
+    # positives 0.9, 0.4; negatives 0.5, 0.1: pairs (0.9>0.5, 0.9>0.1, 0.4<0.5, 0.4>0.1) -> 3/4
+    auc, p = score_auc([0.9, 0.4, 0.5, 0.1], [True, True, False, False])
+    assert auc == 0.75 and 0 < p <= 1
+    assert score_auc([0.2, 0.3], [True, True]) == (None, None)

@@ -30,6 +30,7 @@ from workbench.stats import (
     logistic_calibration,
     majority_label,
     reliability_curve,
+    score_auc,
     sweep_frame,
     threshold_sweep,
 )
@@ -202,6 +203,10 @@ def _resolve_judge(db, judge: str | None) -> tuple[str | None, str | None]:
     return picked, f"judge not given: picked {picked}, the fingerprint with the most judgments ({count})"
 
 
+def _round(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
 def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa",
                        rng: np.random.Generator, n_boot: int = 1000) -> dict[str, Any]:
     """The ``thresholds.json`` payload: per continuous judge score, the threshold best matching people.
@@ -245,6 +250,14 @@ def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa"
             "criterion_value": result["value"],
             "threshold_ci": result["threshold_ci"],
         }
+        auc, p_value = score_auc(scores, positive)
+        payload[key].update(auc=auc, auc_p_value=p_value)
+        low = (result["kappa_ci"] or [None])[0]
+        if low is None or low <= 0 or p_value is None or p_value >= 0.05:
+            notes[key] = (f"{task}: this judge's score does not separate the human classes better than chance "
+                          f"(AUC {auc:.2f}, Mann-Whitney p = {p_value:.2g}; kappa interval at the chosen threshold "
+                          f"[{_round(result['kappa_ci'][0])}, {_round(result['kappa_ci'][1])}]); treat this threshold, and pass rates built on it, as untrustworthy"
+                          if auc is not None else f"{task}: only one human class; threshold untrustworthy")
     payload["notes"] = notes
     return payload
 

@@ -213,6 +213,8 @@ def format_calibration(payload: dict) -> str:
             continue
         lines.append(f"{key:<20}{entry['threshold']:>10.3f}{entry['n']:>7}  "
                      f"{_num(entry['kappa']) + ' ' + _ci(entry['kappa_ci']):<24}{_ci(entry.get('threshold_ci')):<16}")
+        if payload.get("notes", {}).get(key):
+            lines.append(f"{'':<20}  warning: {payload['notes'][key]}")
     if payload.get("notes", {}).get("judge"):
         lines += ["", f"note: {payload['notes']['judge']}"]
     return "\n".join(lines)

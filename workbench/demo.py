@@ -186,4 +186,7 @@ def format_thresholds_brief(payload: dict) -> str:
             ci = entry.get("kappa_ci") or [None, None]
             lines.append(f"  {task:<18} threshold {_fmt(entry.get('threshold'), '.3f')}  kappa {_fmt(entry.get('kappa'))} "
                          f"[{_fmt(ci[0])}, {_fmt(ci[1])}]  n={entry.get('n')}")
+    for key, note in (payload.get("notes") or {}).items():
+        if key != "judge":
+            lines.append(f"  note: {note}")
     return "\n".join(lines)

@@ -430,3 +430,24 @@ def logistic_calibration(scores: Sequence[float], outcomes: Sequence[bool]) -> L
         rate = (k + 0.5) / (n + 1.0)
         return LogisticCalibration(math.log(rate / (1 - rate)), 0.0, n, "constant", reason + "; smoothed fit failed")
     return LogisticCalibration(fit[0], fit[1], n, "smoothed", reason + "; fitted with 4 pseudo-observations")
+
+
+def score_auc(scores: Sequence[float], positive: Sequence[bool]) -> tuple[float | None, float | None]:
+    """Threshold-free check that a continuous judge score separates the human classes.
+
+    Compares the scores of human-positive units against those of human-negative units: returns
+    ``(auc, p_value)`` where ``auc`` = P(score of a random positive > score of a random negative)
+    (ties count half; 0.5 = no signal) and ``p_value`` is the two-sided Mann-Whitney U test of
+    no difference. Unlike the kappa at the best threshold, it involves no choice fitted to the
+    same labels, so it is not optimistic. Degenerate rule: ``(None, None)`` when either class is
+    empty.
+    """
+    from scipy.stats import mannwhitneyu
+
+    values = np.asarray(scores, dtype=float)
+    flags = np.asarray(positive, dtype=bool)
+    pos, neg = values[flags], values[~flags]
+    if len(pos) == 0 or len(neg) == 0:
+        return None, None
+    result = mannwhitneyu(pos, neg, alternative="two-sided")
+    return float(result.statistic / (len(pos) * len(neg))), float(result.pvalue)
