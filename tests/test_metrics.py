@@ -117,3 +117,11 @@ def test_citations_exist_retrieved_and_support():
     assert got == {("p1", True, True, True), ("p2", True, False, True), ("p7", True, False, False),
                    ("zz", False, False, None)}
     assert cited_sentences("One [a].\n[b]\nTwo.") == [("One.", ["a", "b"])]
+
+
+def test_found_quote_is_replaced_by_the_passages_own_span_and_the_judges_words_kept():
+    judge = ScriptedJudge().enqueue("verify", ClaimVerdict("c", True, 0.9, quote="REFUNDS are available  within 30 days"))
+    verdict = run(faithfulness("", PASSAGES, judge, claims=["c"])).verdicts[0]
+    assert verdict.quote == "Refunds are available within 30 days" and verdict.quote in PASSAGES[1].text
+    record = verdict.to_record()
+    assert record["quote_found"] is True and record["judge_quote"] == "REFUNDS are available  within 30 days"

@@ -77,38 +77,80 @@ def strip_citations(text: str, pattern: str = DEFAULT_CITATION_PATTERN) -> str:
     return _WS.sub(" ", stripped).strip()
 
 
+def normalise_with_map(text: str) -> tuple[str, list[int]]:
+    """``normalise(text)`` built character by character, with, for each normalised character, the
+    index of the original character it came from (so a match in normalised text maps back to a
+    genuine span of ``text``). Per-character NFKC can differ from whole-string NFKC only for rare
+    combining sequences; a quote in such text falls back to fuzzy matching."""
+    out: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        for piece in unicodedata.normalize("NFKC", char).translate(_QUOTES).lower():
+            if piece.isspace():
+                if not out or out[-1] == " ":
+                    continue
+                piece = " "
+            out.append(piece)
+            origin.append(index)
+    while out and out[-1] == " ":
+        out.pop()
+        origin.pop()
+    return "".join(out), origin
+
+
 @dataclass(frozen=True)
 class QuoteMatch:
-    """Where a judge's quote was found: passage id, match score in [0, 100], exact or fuzzy."""
+    """Where a judge's quote was found: passage id, match score in [0, 100], exact or fuzzy, and
+    ``span``, the genuine substring of that passage's text that matched (``None`` if not found)."""
 
     passage_id: str | None
     found: bool
     score: float
     exact: bool
+    span: str | None = None
+
+
+def _span(text: str, origin: list[int], start: int, end: int) -> str:
+    """The original substring of ``text`` behind normalised positions ``[start, end)``, widened
+    to whole words (a fuzzy alignment may start or stop inside one)."""
+    first, last = origin[start], origin[end - 1] + 1
+    while first > 0 and text[first - 1].isalnum() and text[first].isalnum():
+        first -= 1
+    while last < len(text) and text[last].isalnum() and text[last - 1].isalnum():
+        last += 1
+    return text[first:last].strip()
 
 
 def locate_quote(quote: str, passages: Sequence[Passage], *, min_fuzzy: float = 90.0) -> QuoteMatch:
     """Locate a judge's ``quote`` in ``passages``: exact after normalisation, else fuzzy.
 
-    A fuzzy match never counts as found when the quote holds a number the passage lacks.
     Exact means the normalised quote is a substring of a normalised passage (whitespace, quote
-    marks, dashes and case ignored). Otherwise rapidfuzz's ``partial_ratio`` (best-aligned
-    substring) must reach ``min_fuzzy`` (0-100). An empty quote is never found.
+    marks, dashes and case ignored). Otherwise rapidfuzz's best-aligned substring
+    (``partial_ratio``) must reach ``min_fuzzy`` (0-100), and a fuzzy match never counts as found
+    when the quote holds a number the passage lacks. An empty quote is never found. When found,
+    ``span`` is the passage's own text for the match, always a genuine substring of it.
     """
     needle = normalise(quote.strip().strip('"').strip("'")) if quote else ""
     if not needle:
         return QuoteMatch(None, False, 0.0, False)
-    for passage in passages:
-        if needle in normalise(passage.text):
-            return QuoteMatch(passage.id, True, 100.0, True)
+    mapped = [(passage, *normalise_with_map(passage.text)) for passage in passages]
+    for passage, haystack, origin in mapped:
+        start = haystack.find(needle)
+        if start >= 0:
+            return QuoteMatch(passage.id, True, 100.0, True, _span(passage.text, origin, start, start + len(needle)))
     numbers = set(_NUMBER.findall(needle))
     best = QuoteMatch(None, False, 0.0, False)
-    for passage in passages:
-        haystack = normalise(passage.text)
-        score = float(fuzz.partial_ratio(needle, haystack))
-        numbers_agree = numbers <= set(_NUMBER.findall(haystack))
+    for passage, haystack, origin in mapped:
+        if not haystack:
+            continue
+        alignment = fuzz.partial_ratio_alignment(needle, haystack)
+        score = float(alignment.score)
         if score > best.score:
-            best = QuoteMatch(passage.id, score >= min_fuzzy and numbers_agree, score, False)
+            found = score >= min_fuzzy and numbers <= set(_NUMBER.findall(haystack))
+            span = _span(passage.text, origin, alignment.dest_start, alignment.dest_end) if found else None
+            best = QuoteMatch(passage.id, found, score, False, span or None)
+    if best.found and not best.span:
+        best = QuoteMatch(best.passage_id, False, best.score, False)
     return best
 
 

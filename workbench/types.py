@@ -69,6 +69,8 @@ class ClaimVerdict:
     a passage, ``False`` when the judge invented it, ``None`` when there was no quote.
     ``score`` is the judge's continuous support score in [0, 1].
     ``quote_hallucinated`` is True when the judge said supported with a quote that is not in any passage.
+    When the quote is found, ``quote`` is the passage's own text for it (a genuine substring) and
+    ``judge_quote`` what the judge wrote.
     """
 
     claim: str
@@ -81,9 +83,10 @@ class ClaimVerdict:
     match_score: float | None = None
     quote_hallucinated: bool = False
     error: str | None = None
+    judge_quote: str | None = None
 
     def to_record(self) -> dict:
-        return {
+        record = {
             "text": self.claim,
             "supported": self.supported,
             "quote": self.quote,
@@ -92,6 +95,9 @@ class ClaimVerdict:
             "score": self.score,
             "reason": self.reason,
         }
+        if self.judge_quote is not None and self.judge_quote != self.quote:
+            record["judge_quote"] = self.judge_quote
+        return record
 
 
 @dataclass(frozen=True)

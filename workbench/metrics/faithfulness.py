@@ -20,7 +20,8 @@ from workbench.types import ClaimVerdict, FaithfulnessResult, Passage
 def check_quote(verdict: ClaimVerdict, passages: Sequence[Passage], *, hallucination_unsupported: bool = True) -> ClaimVerdict:
     """Locate the judge's quote in ``passages`` and settle the verdict.
 
-    Rules: no quote -> ``quote_found=None`` and a "supported" verdict without evidence becomes
+    Rules: a quote found -> ``quote`` becomes the passage's own text for the match (a genuine
+    substring; the judge's wording is kept in ``judge_quote``); no quote -> ``quote_found=None`` and a "supported" verdict without evidence becomes
     unsupported; quote found -> ``passage_id`` is where it was found; quote not found ->
     ``quote_found=False`` and, when the judge said supported, ``quote_hallucinated=True`` and (by
     default) ``supported=False``.
@@ -34,7 +35,8 @@ def check_quote(verdict: ClaimVerdict, passages: Sequence[Passage], *, hallucina
         return dataclasses.replace(verdict, quote=None, quote_found=None)
     match = locate_quote(verdict.quote, passages)
     if match.found:
-        return dataclasses.replace(verdict, quote_found=True, passage_id=match.passage_id, match_score=match.score)
+        return dataclasses.replace(verdict, quote=match.span, judge_quote=verdict.quote, quote_found=True,
+                                   passage_id=match.passage_id, match_score=match.score)
     hallucinated = verdict.supported
     return dataclasses.replace(
         verdict,
