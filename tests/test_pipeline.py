@@ -93,6 +93,12 @@ def test_empty_summary_uses_null_not_zero():
 
 def test_estimate_calls_counts_per_item():
     est = estimate_calls(ITEMS)
-    # verify: 1 + 2 + 1 sentences; citations: 1
-    assert est["verify_estimated"] == 4 and est["citation_checks"] == 1
-    assert est["chat_calls_estimated"] == 3 + 4 + 6 + 1
+    # sentences 1 + 2 + 1; one citation; passages 2 + 1 + 1; no references
+    assert est["verify_estimated"] == 4 and est["citation_checks"] == 1 and est["context_judgments"] == 4
+    assert est["decompose"] == 3 and est["correctness_verify_estimated"] == 0
+    assert est["chat_calls_estimated"] == 3 + 4 + 3 + 3 + 1 + 4
+    with_reference = estimate_calls([EvalItem("r", "Q?", "Refunds take 30 days. Plans renew yearly.", (P1,), reference="Refunds take 30 days. Plans renew yearly. Codes expire after a week.")])
+    # decompose answer + reference; 3 statements vs passages; correctness 2 claims + 3 statements
+    assert with_reference["decompose"] == 2 and with_reference["context_recall_verify_estimated"] == 3
+    assert with_reference["correctness_verify_estimated"] == 5
+    assert with_reference["chat_calls_estimated"] == 2 + 2 + 1 + 1 + 0 + 1 + 3 + 5

@@ -304,16 +304,32 @@ def write_outputs(out_dir: Path, records: Sequence[dict], summary: dict) -> None
 
 
 def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT_CITATION_PATTERN) -> dict:
-    """Expected judge calls before spending anything: per item 1 decompose + one verify per
-    claim (estimated by sentence count) + 1 reverse-questions + 1 refusal + one per citation,
-    plus one embedding request per item."""
-    decompose = len(items)
-    verify = sum(len(split_sentences(i.answer)) for i in items)
-    citations = sum(len(ids) for i in items for _, ids in cited_sentences(i.answer, pattern=citation_pattern))
-    chat = decompose + verify + 2 * len(items) + citations
-    return {"items": len(items), "decompose": decompose, "verify_estimated": verify, "reverse_questions": len(items),
-            "refusal": len(items), "citation_checks": citations, "chat_calls_estimated": chat,
-            "embedding_calls": len(items)}
+    """Expected judge calls before spending anything, counted per kind.
+
+    Per item: 1 decompose, one verify per claim (claims estimated by sentence count), 1
+    reverse-questions, 1 refusal, one verify per citation, one context judgment per retrieved
+    passage; with a ``reference``, 1 more decompose, one verify per reference statement against
+    the passages (context recall) and one per claim and per statement for correctness (answer
+    vs reference, both ways). Plus one embedding request per item.
+    """
+    n = len(items)
+    claims = [len(split_sentences(i.answer)) for i in items]
+    statements = [len(split_sentences(i.reference)) if i.reference else 0 for i in items]
+    with_reference = [i.reference is not None and bool(i.reference.strip()) for i in items]
+    estimate = {
+        "items": n,
+        "decompose": n + sum(with_reference),
+        "verify_estimated": sum(claims),
+        "reverse_questions": n,
+        "refusal": n,
+        "citation_checks": sum(len(ids) for i in items for _, ids in cited_sentences(i.answer, pattern=citation_pattern)),
+        "context_judgments": sum(len(i.contexts) for i in items),
+        "context_recall_verify_estimated": sum(statements),
+        "correctness_verify_estimated": sum(c + s for c, s, r in zip(claims, statements, with_reference) if r),
+    }
+    estimate["chat_calls_estimated"] = sum(v for k, v in estimate.items() if k != "items")
+    estimate["embedding_calls"] = n
+    return estimate
 
 
 def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
