@@ -77,9 +77,13 @@ def test_diagnosis_rules(kwargs, expected):
     assert diagnose(**kwargs, faithfulness_threshold=0.85, relevance_threshold=0.7) == expected
 
 
-def test_retrieval_failed_uses_any_available_signal():
+def test_retrieval_failed_uses_the_most_reliable_available_signal():
     assert retrieval_failed(recall_at_k=None, context_recall=None, context_precision=None) is None
-    assert retrieval_failed(recall_at_k=1.0, context_recall=0.4, context_precision=None) is True
+    # gold ids outrank the reference, which outranks the judged context precision
+    assert retrieval_failed(recall_at_k=1.0, context_recall=0.4, context_precision=0.0) is False
+    assert retrieval_failed(recall_at_k=0.0, context_recall=0.9, context_precision=1.0) is True
+    assert retrieval_failed(recall_at_k=None, context_recall=0.4, context_precision=1.0) is True
+    assert retrieval_failed(recall_at_k=None, context_recall=None, context_precision=0.0) is True
     assert retrieval_failed(recall_at_k=0.5, context_recall=0.8, context_precision=0.3) is False
     assert sum(diagnosis_counts(["ok", "ok", "abstained"]).values()) == 3
 

@@ -11,8 +11,10 @@ Rules, first match wins:
 - ``ok``: every available signal passes.
 - ``insufficient_data``: no faithfulness score to go on.
 
-Retrieval "failed" means any available signal says so: recall@k = 0 with gold ids, context recall
-below 0.5, or judged context precision = 0. Unknown signals (``None``) are ignored.
+Retrieval "failed" is read from the most reliable signal available, in this order: recall@k = 0
+against gold ids; else context recall below 0.5 against the reference; else judged context
+precision = 0 (a judge's opinion of the passages, the weakest evidence). Unknown signals
+(``None``) are skipped.
 """
 from __future__ import annotations
 
@@ -25,15 +27,15 @@ DIAGNOSES = ("ok", "retrieval_failed", "unfaithful", "content_gap", "retrieval_f
 
 def retrieval_failed(*, recall_at_k: float | None, context_recall: float | None,
                      context_precision: float | None) -> bool | None:
-    """True if any available retrieval signal failed, False if all available passed, None if none."""
-    signals = []
+    """Did retrieval fail? From the most reliable available signal (gold ids, then the reference,
+    then the judged context precision); ``None`` when none is available."""
     if recall_at_k is not None:
-        signals.append(recall_at_k == 0.0)
+        return recall_at_k == 0.0
     if context_recall is not None:
-        signals.append(context_recall < 0.5)
+        return context_recall < 0.5
     if context_precision is not None:
-        signals.append(context_precision == 0.0)
-    return any(signals) if signals else None
+        return context_precision == 0.0
+    return None
 
 
 def diagnose(*, abstained: bool, faithfulness: float | None, relevance: float | None,
