@@ -219,3 +219,16 @@ def test_claims_frame_has_one_row_per_claim():
     frame = claims_frame(RECORDS[2])
     assert frame.loc[0, "quote"] == "made up" and not bool(frame.loc[0, "quote_found"])
     assert claims_frame({"id": "x"}).empty
+
+
+def test_list_run_dirs_finds_runs_one_and_two_levels_down(tmp_path):
+    import os
+
+    from workbench.report import list_run_dirs
+
+    for i, rel in enumerate(["a", "demo/rag", "demo/begin", "demo/begin/deeper/x"]):
+        (tmp_path / rel).mkdir(parents=True)
+        (tmp_path / rel / "summary.json").write_text("{}")
+        os.utime(tmp_path / rel / "summary.json", (1000 + i, 1000 + i))
+    (tmp_path / "empty").mkdir()
+    assert [p.relative_to(tmp_path).as_posix() for p in list_run_dirs(tmp_path)] == ["demo/begin", "demo/rag", "a"]

@@ -75,14 +75,15 @@ def read_run(run_dir: str | Path) -> tuple[dict, list[dict]]:
 
 
 def list_run_dirs(root: str | Path) -> list[Path]:
-    """Run folders under ``root`` (those holding a ``summary.json``), newest first by mtime.
+    """Run folders under ``root`` (those holding a ``summary.json``), one or two levels down (so
+    ``runs/demo/rag`` from ``workbench demo`` is found), newest first by mtime.
 
     A missing ``root`` gives an empty list.
     """
     root = Path(root)
     if not root.is_dir():
         return []
-    runs = [p for p in root.iterdir() if p.is_dir() and (p / "summary.json").is_file()]
+    runs = [p.parent for pattern in ("*/summary.json", "*/*/summary.json") for p in root.glob(pattern) if p.is_file()]
     return sorted(runs, key=lambda p: ((p / "summary.json").stat().st_mtime, p.name), reverse=True)
 
 
