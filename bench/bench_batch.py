@@ -11,7 +11,6 @@ times, requests per stage, HTTP requests made, and whether ``items.jsonl`` is by
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time

@@ -35,7 +35,6 @@ the label page (store order ``helps_most``) and ``bench/label_efficiency.py``.
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
