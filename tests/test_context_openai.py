@@ -54,3 +54,22 @@ def test_parse_verdict_batch_rejects_missing_or_repeated_claims():
                                                        ' {"claim_index": 0, "supported": true}]}', '{"v": 1}'):
         with pytest.raises(ParseError):
             parse_verdict_batch(bad, 2)
+
+
+def test_an_endpoint_without_embeddings_costs_relevance_only(fake_openai, tmp_path):
+    """A failing embedder is recorded on each item; faithfulness and the rest are still scored."""
+    from workbench.judges.openai_compat import OpenAICompatEmbedder
+    from workbench.pipeline import run_scoring, ScoreOptions
+    from workbench.types import EvalItem
+
+    del fake_openai.routes[("POST", "/v1/embeddings")]
+    judge = make_judge(fake_openai, tmp_path)
+    embedder = OpenAICompatEmbedder(judge.config, judge.client)
+    item = EvalItem("e1", "What is the refund window?", "The refund window on annual plans is 30 days.",
+                    (Passage("a", "The refund window on annual plans is 30 days."),), reference="30 days.")
+    records, summary = run_scoring([item], judge, embedder, ScoreOptions(), progress=False)
+    record = records[0]
+    assert record["faithfulness"] == 1.0 and record["answer_relevance"] is None
+    assert record["quadrant"] == "unscored" and record["correctness"]["similarity"] is None
+    assert any(e.startswith("answer_relevance: ") and "404" in e for e in record["errors"])
+    assert summary["judge"]["failures"] >= 1

@@ -64,53 +64,39 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
     claims, ref_statements = await asyncio.gather(decompose(item.answer, "answer"),
                                                   decompose(item.reference, "reference"))
 
-    async def refusal() -> bool | None:
+    async def guarded(name: str, coro, default=None):
+        """One metric's calls: a judge failure is recorded under ``name``; the other metrics go on."""
         try:
-            return await judge.is_refusal(item.answer)
+            return await coro
         except JudgeError as exc:
-            errors.append(f"is_refusal: {exc}")
-            return None
+            errors.append(f"{name}: {exc}")
+            return default
 
-    async def relevance():
-        try:
-            return await answer_relevance(item.question, item.answer, judge, embedder, n=options.n_questions)
-        except JudgeError as exc:
-            errors.append(f"answer_relevance: {exc}")
-            return None
+    async def nothing():
+        return None
 
-    async def verdicts():
-        if claims is None:
-            return None
-        return await asyncio.gather(*(verify_claim(c, item.contexts, judge,
-                                                   hallucination_unsupported=options.hallucination_unsupported,
-                                                   support_threshold=options.thresholds.claim_support)
-                                      for c in claims))
-
-    async def citations():
-        try:
-            return await check_citations(item, judge, corpus=options.corpus, pattern=options.citation_pattern)
-        except JudgeError as exc:
-            errors.append(f"citations: {exc}")
-            return []
-
-    async def precision():
-        if not hasattr(judge, "judge_context") or not item.contexts:
-            return None
-        return await context_precision(item.question, item.contexts, judge, gold_ids=item.gold_context_ids)
-
-    async def recall():
-        if not item.reference or ref_statements is None:
-            return None
-        return await context_recall(item.reference, item.contexts, judge, statements=ref_statements)
-
-    async def correctness():
-        if not item.reference or ref_statements is None or claims is None:
-            return None
-        return await answer_correctness(item.answer, claims, item.reference, judge,
-                                        reference_statements=ref_statements, embedder=embedder)
-
+    verify_all = (asyncio.gather(*(verify_claim(c, item.contexts, judge,
+                                                hallucination_unsupported=options.hallucination_unsupported,
+                                                support_threshold=options.thresholds.claim_support)
+                                   for c in claims)) if claims is not None else nothing())
+    judge_contexts = hasattr(judge, "judge_context") and bool(item.contexts)
+    with_reference = bool(item.reference) and ref_statements is not None
     abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
-        refusal(), relevance(), verdicts(), citations(), precision(), recall(), correctness())
+        guarded("is_refusal", judge.is_refusal(item.answer)),
+        guarded("answer_relevance", answer_relevance(item.question, item.answer, judge, embedder,
+                                                     n=options.n_questions)),
+        guarded("verify", verify_all),
+        guarded("citations", check_citations(item, judge, corpus=options.corpus, pattern=options.citation_pattern),
+                default=[]),
+        guarded("context_precision", context_precision(item.question, item.contexts, judge,
+                                                       gold_ids=item.gold_context_ids)
+                if judge_contexts else nothing()),
+        guarded("context_recall", context_recall(item.reference, item.contexts, judge, statements=ref_statements)
+                if with_reference else nothing()),
+        guarded("correctness", answer_correctness(item.answer, claims, item.reference, judge,
+                                                  reference_statements=ref_statements, embedder=embedder)
+                if with_reference and claims is not None else nothing()),
+    )
     faith = None
     claim_records: list[dict] = []
     if claim_verdicts is not None:
@@ -342,10 +328,16 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
         records = run_sync(score_items(items, judge, embedder, options, on_item_done=lambda _: bar.update(1)))
     finally:
         bar.close()
-    summary = summarize(records, thresholds=options.thresholds, usage=judge.usage(),
+    summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
                         fingerprint=judge.fingerprint, k=options.k)
     summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
     return records, summary
+
+
+def combined_usage(*backends) -> JudgeUsage:
+    """The cost ledger of a run: the judge's plus the embedder's (when it keeps one)."""
+    parts = [b.usage() for b in backends if callable(getattr(b, "usage", None))]
+    return JudgeUsage(**{f: sum(getattr(p, f) for p in parts) for f in JudgeUsage.__dataclass_fields__})
 
 
 def default_run_dir() -> Path:

@@ -46,7 +46,8 @@ async def answer_correctness(answer: str, answer_claims: Sequence[str], referenc
                              embedder=None) -> CorrectnessResult | None:
     """Compare answer claims with reference statements, each direction in one call per statement.
 
-    ``None`` when there is no reference. A failed verification makes the scores ``None``.
+    ``None`` when there is no reference. A failed verification makes the scores ``None``; a failed
+    embedding leaves only the optional ``similarity`` at ``None``.
     """
     if not reference or not reference.strip():
         return None
@@ -61,8 +62,11 @@ async def answer_correctness(answer: str, answer_claims: Sequence[str], referenc
     precision, recall, f1 = precision_recall_f1(tp, fp, covered, len(statements))
     similarity = None
     if embedder is not None and answer.strip():
-        from workbench.judges.base import cosine_similarities
+        from workbench.judges.base import JudgeError, cosine_similarities
 
-        vectors = await embedder.embed([reference, answer])
-        similarity = float(max(0.0, cosine_similarities(vectors[1:], vectors[0])[0]))
+        try:
+            vectors = await embedder.embed([reference, answer])
+            similarity = float(max(0.0, cosine_similarities(vectors[1:], vectors[0])[0]))
+        except JudgeError:
+            similarity = None  # the optional component; precision/recall/F1 stand without it
     return CorrectnessResult(precision, recall, f1, tp, fp, len(statements) - covered, similarity)
