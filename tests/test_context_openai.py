@@ -73,3 +73,23 @@ def test_an_endpoint_without_embeddings_costs_relevance_only(fake_openai, tmp_pa
     assert record["quadrant"] == "unscored" and record["correctness"]["similarity"] is None
     assert any(e.startswith("answer_relevance: ") and "404" in e for e in record["errors"])
     assert summary["judge"]["failures"] >= 1
+
+
+def test_context_recall_and_correctness_over_the_wire_hand_derived(fake_openai, tmp_path):
+    """The fake judge supports a statement when >= 75% of its content words are in the passages."""
+    from workbench.metrics.context import context_recall
+    from workbench.metrics.correctness import answer_correctness
+
+    judge = make_judge(fake_openai, tmp_path)
+    reference = "The refund window is 30 days. Gift cards never expire."
+    passages = (Passage("a", "The refund window on annual plans is 30 days."),)
+    recall = asyncio.run(context_recall(reference, passages, judge))
+    # statements: "The refund window is 30 days." (in the passage), "Gift cards never expire." (not)
+    assert [v.supported for v in recall.verdicts] == [True, False] and recall.score == 0.5
+
+    answer = "The refund window is 30 days. Support is open on Sundays."
+    result = asyncio.run(answer_correctness(answer, ["The refund window is 30 days.", "Support is open on Sundays."],
+                                            reference, judge))
+    # tp 1 (refund claim in the reference), fp 1 (Sundays); reference covered 1 of 2 -> P = R = F1 = 0.5
+    assert (result.tp, result.fp, result.fn) == (1, 1, 1)
+    assert (result.precision, result.recall, result.f1) == (0.5, 0.5, 0.5)
