@@ -76,7 +76,7 @@ def make_client(config: JudgeConfig) -> openai.AsyncOpenAI:
     if api_key is None:
         if base_url is None:
             raise MissingCredentialsError(
-                "the openai judge needs OPENAI_API_KEY, or OPENAI_BASE_URL / --base-url pointing at a "
+                "the openai judge needs OPENAI_API_KEY, or OPENAI_BASE_URL pointing at a "
                 "self-hosted OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1)"
             )
         if endpoint_host(base_url) == OPENAI_HOST:
