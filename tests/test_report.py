@@ -185,10 +185,10 @@ def test_read_run_and_errors_name_file_and_line(tmp_path):
     summary, records = read_run(tmp_path)
     assert summary == {"n_items": 2} and [r["id"] for r in records] == ["a", "b"]
     (tmp_path / "items.jsonl").write_text('{"id": "a"}\n[1]\n', encoding="utf-8")
-    with pytest.raises(RunError, match=r"items.jsonl: line 2: expected a JSON object"):
+    with pytest.raises(RunError, match=r"items.jsonl:2: expected a JSON object"):
         read_run(tmp_path)
     (tmp_path / "items.jsonl").write_text('{"id": "a"}\n{oops\n', encoding="utf-8")
-    with pytest.raises(RunError, match=r"items.jsonl: line 2: not valid JSON"):
+    with pytest.raises(RunError, match=r"items.jsonl:2: not valid JSON"):
         read_run(tmp_path)
     with pytest.raises(RunError, match=r"summary.json: file not found"):
         read_run(tmp_path / "nothing")

@@ -12,11 +12,11 @@ label before mapping).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from workbench.dataset import load_eval_set
+from workbench.jsonl import read_jsonl
 from workbench.types import TASK_VALUES, EvalItem
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
@@ -47,27 +47,6 @@ def data_path(name: str, data_dir: str | Path | None = None) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: bundled data file not found (run scripts/build_data.py?)")
     return path
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read a JSON Lines file of objects; blank lines are skipped.
-
-    Raises:
-        ValueError: naming file and line for a line that is not a JSON object.
-    """
-    rows: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{line_number}: not valid JSON: {exc.msg}") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{line_number}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
-    return rows
 
 
 def _resolve(name: str, path: str | Path | None, data_dir: str | Path | None) -> Path:

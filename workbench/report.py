@@ -16,6 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from workbench.jsonl import read_jsonl
 from workbench.types import QUADRANTS
 
 QUADRANT_COLORS: dict[str, str] = {
@@ -56,21 +57,12 @@ def read_run(run_dir: str | Path) -> tuple[dict, list[dict]]:
         raise RunError(f"{summary_path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
     if not isinstance(summary, dict):
         raise RunError(f"{summary_path}: expected a JSON object, got {type(summary).__name__}")
-    records: list[dict] = []
     try:
-        lines = items_path.read_text(encoding="utf-8").splitlines()
+        records = read_jsonl(items_path)
     except FileNotFoundError:
         raise RunError(f"{items_path}: file not found (expected a run folder from `workbench score`)") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RunError(f"{items_path}: line {number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise RunError(f"{items_path}: line {number}: expected a JSON object, got {type(record).__name__}")
-        records.append(record)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     return summary, records
 
 

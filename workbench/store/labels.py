@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 
 import sqlite_utils
@@ -156,26 +156,8 @@ def undo_last_label(db: sqlite_utils.Database, annotator: str) -> Label | None:
     return _label_from_row(rows[0])
 
 
-def _latest_scores(db: sqlite_utils.Database, task: str | None) -> dict[str, float]:
-    """Mean over judges and repeats of the latest non-error score per unit."""
-    sql = """
-        SELECT j.unit_id, j.score FROM judgments j
-        WHERE j.id = (SELECT MAX(j2.id) FROM judgments j2
-                      WHERE j2.unit_id = j.unit_id AND j2.judge = j.judge AND j2."repeat" = j."repeat")
-          AND j.score IS NOT NULL AND j.error IS NULL
-    """
-    params: list = []
-    if task is not None:
-        sql += " AND j.task = ?"
-        params.append(task)
-    sums: dict[str, list[float]] = defaultdict(list)
-    for row in db.query(sql, params):
-        sums[row["unit_id"]].append(float(row["score"]))
-    return {unit_id: sum(values) / len(values) for unit_id, values in sums.items()}
-
-
-def _latest_scores_by_judge(db: sqlite_utils.Database, task: str | None) -> dict[str, dict[str, float]]:
-    """``{judge: {unit_id: mean over repeats of the latest non-error score}}``."""
+def _latest_score_rows(db: sqlite_utils.Database, task: str | None) -> Iterator[dict]:
+    """``{unit_id, judge, score}`` of the latest non-error judgment per (unit, judge, repeat)."""
     sql = """
         SELECT j.unit_id, j.judge, j.score FROM judgments j
         WHERE j.id = (SELECT MAX(j2.id) FROM judgments j2
@@ -186,8 +168,21 @@ def _latest_scores_by_judge(db: sqlite_utils.Database, task: str | None) -> dict
     if task is not None:
         sql += " AND j.task = ?"
         params.append(task)
+    return db.query(sql, params)
+
+
+def _latest_scores(db: sqlite_utils.Database, task: str | None) -> dict[str, float]:
+    """Mean over judges and repeats of the latest non-error score per unit."""
+    sums: dict[str, list[float]] = defaultdict(list)
+    for row in _latest_score_rows(db, task):
+        sums[row["unit_id"]].append(float(row["score"]))
+    return {unit_id: sum(values) / len(values) for unit_id, values in sums.items()}
+
+
+def _latest_scores_by_judge(db: sqlite_utils.Database, task: str | None) -> dict[str, dict[str, float]]:
+    """``{judge: {unit_id: mean over repeats of the latest non-error score}}``."""
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for row in db.query(sql, params):
+    for row in _latest_score_rows(db, task):
         values[row["judge"]][row["unit_id"]].append(float(row["score"]))
     return {judge: {u: sum(v) / len(v) for u, v in units.items()} for judge, units in values.items()}
 
