@@ -71,12 +71,16 @@ def _judge_verdicts(db, task: str, judge: str, *, repeat: int = 0) -> dict[str, 
             if j.repeat == repeat and j.error is None}
 
 
-def _fingerprints_for(db, task: str) -> list[str]:
-    seen: dict[str, None] = {}
+def _verdicts_by_judge(db, task: str, *, repeat: int = 0) -> dict[str, dict[str, Judgment]]:
+    """judge -> {unit_id: latest error-free judgment for ``repeat``}, judges in first-stored
+    order, from one read of the task's judgments."""
+    out: dict[str, dict[str, Judgment]] = {}
     for j in store.list_judgments(db, task=task):
         if j.error is None:
-            seen.setdefault(j.judge, None)
-    return list(seen)
+            verdicts = out.setdefault(j.judge, {})
+            if j.repeat == repeat:
+                verdicts[j.unit_id] = j
+    return out
 
 
 def quote_hallucination_rate(judgments: list[Judgment]) -> float | None:
@@ -106,8 +110,7 @@ def _task_block(db, task: str, *, rng: np.random.Generator, n_boot: int) -> dict
     else:
         human = {"alpha": None, "alpha_ci": [None, None], "pairwise_kappa": {}}
     judges: dict[str, Any] = {}
-    for fp in _fingerprints_for(db, task):
-        verdicts = _judge_verdicts(db, task, fp)
+    for fp, verdicts in _verdicts_by_judge(db, task).items():
         common = [u for u in majority if u in verdicts]
         stats = agreement_with_ci([majority[u] for u in common], [verdicts[u].value for u in common],
                                   labels=labels, rng=rng, n_boot=n_boot)
