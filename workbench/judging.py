@@ -39,7 +39,7 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from workbench.judges.base import Embedder, Judge
+from workbench.judges.base import Embedder, Judge, combined_usage
 from workbench.metrics.faithfulness import check_quote, faithfulness, faithfulness_from_verdicts, verify_claim
 from workbench.metrics.relevance import answer_relevance
 from workbench.types import ClaimVerdict, EvalItem, Judgment, Thresholds, Unit
@@ -53,6 +53,19 @@ DEFAULT_THRESHOLDS = Thresholds()
 
 class BatchedModeUnsupported(ValueError):
     """``verify_mode="batched"`` with a judge that has no ``verify_batch`` method."""
+
+
+def _in_claim_order(claims: Iterable[Unit]) -> list[Unit]:
+    return sorted(claims, key=lambda c: (c.claim_index is None, c.claim_index or 0))
+
+
+def group_claims(units: Iterable[Unit]) -> dict[str, list[Unit]]:
+    """item id -> its ``claim_support`` units in claim order (the claims faithfulness verifies)."""
+    grouped: dict[str, list[Unit]] = defaultdict(list)
+    for u in units:
+        if u.task == "claim_support":
+            grouped[u.item_id].append(u)
+    return {item_id: _in_claim_order(claims) for item_id, claims in grouped.items()}
 
 
 def judgment_fingerprint(judge: Judge, verify_mode: str = "per-claim") -> str:
@@ -209,12 +222,8 @@ async def judge_units(db_items: Mapping[str, EvalItem], units: Sequence[Unit], j
         raise ValueError(f"repeats: expected at least 1, got {repeats}")
     _check_mode(judge, verify_mode)
     fingerprint = judgment_fingerprint(judge, verify_mode)
-    if claims_by_item is None:
-        grouped: dict[str, list[Unit]] = defaultdict(list)
-        for u in units:
-            if u.task == "claim_support":
-                grouped[u.item_id].append(u)
-        claims_by_item = grouped
+    claims = (group_claims(units) if claims_by_item is None
+              else {item_id: _in_claim_order(c) for item_id, c in claims_by_item.items()})
     done = set(skip)
     jobs = [(u, r) for u in units if u.task in JUDGED_TASKS for r in range(repeats) if (u.unit_id, r) not in done]
     verifier = _Verifier(judge, batched=verify_mode == "batched")
@@ -227,9 +236,8 @@ async def judge_units(db_items: Mapping[str, EvalItem], units: Sequence[Unit], j
                 if item is None:
                     raise KeyError(f"item {unit.item_id!r} not found")
                 judgment = await _judge_one(unit, item, repeat, judge, embedder, fingerprint=fingerprint,
-                                            claims=sorted(claims_by_item.get(unit.item_id, ()),
-                                                          key=lambda c: (c.claim_index is None, c.claim_index or 0)),
-                                            thresholds=thresholds, verifier=verifier)
+                                            claims=claims.get(unit.item_id, ()), thresholds=thresholds,
+                                            verifier=verifier)
             except Exception as exc:  # a judge or backend fault must not kill the run
                 judgment = Judgment(unit.unit_id, unit.task, fingerprint, "", error=_error_text(exc), repeat=repeat)
         if on_judgment is not None:
@@ -273,10 +281,7 @@ def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-cla
     fingerprint = judgment_fingerprint(judge, verify_mode)
     all_units = store.list_units(db)
     units = [u for u in all_units if tasks is None or u.task in tasks]
-    claims_by_item: dict[str, list[Unit]] = defaultdict(list)
-    for u in all_units:
-        if u.task == "claim_support":
-            claims_by_item[u.item_id].append(u)
+    claims = group_claims(all_units)  # all of them: faithfulness needs claims even when tasks exclude them
     items = {item.id: item for item in store.list_items(db)}
     skip = {(j.unit_id, j.repeat) for j in store.list_judgments(db, judge=fingerprint) if j.error is None}
     not_judged = Counter(u.task for u in units if u.task not in JUDGED_TASKS)
@@ -309,7 +314,7 @@ def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-cla
     units_in_flight = max(8, 2 * (getattr(config, "concurrency", None) or 32))
 
     async def run_all() -> None:
-        common = dict(verify_mode=verify_mode, claims_by_item=claims_by_item, thresholds=thresholds,
+        common = dict(verify_mode=verify_mode, claims_by_item=claims, thresholds=thresholds,
                       skip=skip, units_in_flight=units_in_flight, on_judgment=on_judgment)
         if retest_judge is judge:
             await judge_units(items, units, judge, embedder, repeats=repeats, **common)
@@ -342,7 +347,7 @@ def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-cla
         "errors": dict(sorted(errors.items())),
         "not_judged": dict(sorted(not_judged.items())),
         "first_errors": [f"{j.unit_id} (repeat {j.repeat}): {j.error}" for j in results if j.error][:5],
-        "usage": dataclasses.asdict(judge.usage()) if hasattr(judge, "usage") else {},
+        "usage": dataclasses.asdict(combined_usage(judge, embedder)),
     }
     if repeats > 1:
         from workbench.agreement_report import test_retest

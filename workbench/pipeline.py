@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from workbench.judges.base import Embedder, Judge, JudgeError, run_sync
+from workbench.judges.base import Embedder, Judge, JudgeError, combined_usage, run_sync
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations, cited_sentences
 from workbench.metrics.context import context_precision, context_recall
@@ -333,11 +333,6 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
     summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
     return records, summary
 
-
-def combined_usage(*backends) -> JudgeUsage:
-    """The cost ledger of a run: the judge's plus the embedder's (when it keeps one)."""
-    parts = [b.usage() for b in backends if callable(getattr(b, "usage", None))]
-    return JudgeUsage(**{f: sum(getattr(p, f) for p in parts) for f in JudgeUsage.__dataclass_fields__})
 
 
 def default_run_dir() -> Path:

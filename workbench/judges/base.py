@@ -90,6 +90,12 @@ def fingerprint(parts: dict[str, Any]) -> str:
     return f"{backend}:{model}@{digest}" if model else f"{backend}@{digest}"
 
 
+def combined_usage(*backends: object) -> JudgeUsage:
+    """The cost ledger of a run: the sum over the judge and the embedder (those keeping one)."""
+    parts = [b.usage() for b in backends if callable(getattr(b, "usage", None))]
+    return JudgeUsage(**{f: sum(getattr(p, f) for p in parts) for f in JudgeUsage.__dataclass_fields__})
+
+
 def cosine_similarities(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """Cosine similarity of each row of ``matrix`` to ``vector``; 0 where a norm is 0."""
     matrix = np.asarray(matrix, dtype=float)

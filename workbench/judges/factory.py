@@ -19,5 +19,6 @@ def build_judge(config: JudgeConfig) -> tuple[Judge, Embedder]:
         from workbench.judges.openai_compat import OpenAICompatEmbedder, OpenAICompatJudge
 
         judge = OpenAICompatJudge(config)
-        return judge, OpenAICompatEmbedder(config, client=getattr(judge, "client", None))
+        # one endpoint: one connection pool, one cache, one in-flight budget (429s back off both)
+        return judge, OpenAICompatEmbedder(config, client=judge.client, cache=judge.cache, limiter=judge.limiter)
     raise ValueError(f"unknown judge backend {config.backend!r}: expected 'offline' or 'openai'")

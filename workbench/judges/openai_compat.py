@@ -433,6 +433,8 @@ class OpenAICompatEmbedder:
 
     Model: ``config.embedding_model`` or ``WORKBENCH_EMBEDDING_MODEL`` (default
     text-embedding-3-small). Vectors are returned as the endpoint gives them (not re-normalised).
+    Pass the judge's ``client``, ``cache`` and ``limiter`` to share one connection pool, one cache
+    and one in-flight budget against the same endpoint (``judges.factory.build_judge`` does).
     """
 
     backend = "openai"
@@ -445,13 +447,14 @@ class OpenAICompatEmbedder:
         cache: JudgeCache | None = None,
         batch_size: int = EMBED_BATCH,
         retry_base_delay: float = 0.5,
+        limiter: AdaptiveLimiter | None = None,
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.embedding_model or os.environ.get("WORKBENCH_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
         self.client = client if client is not None else make_client(self.config)
         self.host = endpoint_host(str(self.client.base_url))
         self.cache = _open_cache(self.config, cache)
-        self.limiter = AdaptiveLimiter(fixed=self.config.concurrency)
+        self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency)
         self.batch_size = max(1, min(batch_size, EMBED_BATCH))
         self.retry_base_delay = retry_base_delay
         self._ledger = _Ledger()
