@@ -57,6 +57,11 @@ def _human_labels(db, task: str) -> dict[str, dict[str, str]]:
     return dict(out)
 
 
+def human_majority(db, task: str) -> tuple[dict[str, str], list[str]]:
+    """unit_id -> majority of the current human labels for ``task``, and the tied units left out."""
+    return _majority(_human_labels(db, task))
+
+
 def _majority(by_annotator: dict[str, dict[str, str]]) -> tuple[dict[str, str], list[str]]:
     per_unit: dict[str, list[str]] = defaultdict(list)
     for ratings in by_annotator.values():
@@ -181,7 +186,7 @@ def pick_judge(db) -> tuple[str | None, int]:
 
 def _scored_pairs(db, task: str, judge: str) -> tuple[list[str], list[float], list[bool]]:
     """Units with a human majority and a judge score: (unit ids, scores, human says positive)."""
-    majority, _ = _majority(_human_labels(db, task))
+    majority, _ = human_majority(db, task)
     verdicts = _judge_verdicts(db, task, judge)
     positive = TASK_VALUES[task][0]
     units = [u for u in majority if u in verdicts and verdicts[u].score is not None]
@@ -377,7 +382,7 @@ def intra_answer_error_correlation(db, *, judge: str) -> dict[str, Any]:
         ``{"items": g, "claims": N, "error_rate", "icc"}``; ``icc`` is ``None`` with fewer than 2
         items, or when the indicators do not vary (denominator 0).
     """
-    majority, _ = _majority(_human_labels(db, "claim_support"))
+    majority, _ = human_majority(db, "claim_support")
     verdicts = _judge_verdicts(db, "claim_support", judge)
     groups: dict[str, list[float]] = defaultdict(list)
     for unit in store.list_units(db, task="claim_support"):

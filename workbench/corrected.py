@@ -35,14 +35,13 @@ the label page (store order ``helps_most``) and ``bench/label_efficiency.py``.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from workbench.stats import majority_label, ppi_mean, rogan_gladen_ci
+from workbench.stats import ppi_mean, rogan_gladen_ci
 from workbench.types import TASK_VALUES, EvalItem, Thresholds
 
 #: rate key -> (human task, record field holding the judge's score/verdict, answerable filter).
@@ -249,18 +248,13 @@ def read_store_evidence(db, *, fingerprint: str) -> tuple[dict[str, dict[str, bo
 
     human: dict[str, dict[str, bool]] = {}
     stored: dict[str, dict[str, tuple[str | None, float | None]]] = {}
+    from workbench.agreement_report import human_majority
+
     for task in sorted({t for t, _, _ in RATES.values()}):
-        per_unit: dict[str, list[str]] = defaultdict(list)
-        item_of: dict[str, str] = {}
-        for unit in store.list_units(db, task=task):
-            if unit.claim_index is None:
-                item_of[unit.unit_id] = unit.item_id
-        for label in store.current_labels(db, task=task):
-            if label.unit_id in item_of:
-                per_unit[label.unit_id].append(label.value)
-        majority, _ = majority_label(per_unit)
+        item_of = {unit.unit_id: unit.item_id for unit in store.list_units(db, task=task) if unit.claim_index is None}
+        majority, _ = human_majority(db, task)
         positive = TASK_VALUES[task][0]
-        human[task] = {item_of[u]: v == positive for u, v in majority.items()}
+        human[task] = {item_of[u]: v == positive for u, v in majority.items() if u in item_of}
         stored[task] = {item_of[j.unit_id]: (j.value, j.score)
                         for j in store.list_judgments(db, task=task, judge=fingerprint)
                         if j.repeat == 0 and j.error is None and j.unit_id in item_of}
