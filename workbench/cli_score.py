@@ -183,7 +183,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     """
     from workbench.dataset import DatasetError, load_corpus
     from workbench.judges.factory import build_judge
-    from workbench.pipeline import ScoreOptions, default_run_dir, estimate_calls, run_scoring, write_outputs
+    from workbench.pipeline import ScoreOptions, default_run_dir, estimate_calls, run_scoring
 
     items = load_items_or_exit(evalset)
     if db_path is None:
@@ -218,11 +218,8 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
         if result is None:
             return
         records, summary, fingerprint, out = result
-        if db_path is not None:
-            summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, fingerprint)
-        write_outputs(out, records, summary)
-        click.echo(json.dumps(summary, indent=2) if as_json else format_summary(summary))
-        echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
+        _finish(out, records, summary, items=items, thresholds=thresholds, fingerprint=fingerprint,
+                db_path=db_path, as_json=as_json)
         return
     try:
         judge, embedder = build_judge(config)
@@ -233,9 +230,16 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus_map,
                            items_in_flight=max(8, 2 * (concurrency or 32)))
     records, summary = run_scoring(items, judge, embedder, options)
+    _finish(Path(out_dir) if out_dir else default_run_dir(), records, summary, items=items, thresholds=thresholds,
+            fingerprint=judge.fingerprint, db_path=db_path, as_json=as_json)
+
+
+def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool) -> None:
+    """The end shared by interactive and batch runs: corrected rates, outputs, the table."""
+    from workbench.pipeline import write_outputs
+
     if db_path is not None:
-        summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, judge.fingerprint)
-    out = Path(out_dir) if out_dir else default_run_dir()
+        summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, fingerprint)
     write_outputs(out, records, summary)
     click.echo(json.dumps(summary, indent=2) if as_json else format_summary(summary))
     echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
@@ -243,12 +247,11 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
 
 def _corrected_or_none(db_path, records, items, thresholds, fingerprint):
     """Corrected rates from the label store at ``db_path`` (``workbench.corrected``)."""
+    import sqlite3
+
     import numpy as np
 
     from workbench.corrected import corrected_from_db
-
-    import sqlite3
-
     from workbench.store import StoreError
 
     echo_err(f"corrected rates: human labels from {db_path}")
