@@ -158,7 +158,7 @@ def format_agreement(report: dict, *, error_icc: dict | None = None) -> str:
                 continue
             labels = j["confusion"]["labels"]
             width = max(len(x) for x in labels) + 2
-            lines.append(f"    confusion (rows human majority, columns judge):")
+            lines.append("    confusion (rows human majority, columns judge):")
             lines.append("    " + " " * width + "".join(f"{x:>{width}}" for x in labels))
             for lab, row in zip(labels, j["confusion"]["matrix"]):
                 lines.append("    " + f"{lab:<{width}}" + "".join(f"{v:>{width}}" for v in row))
