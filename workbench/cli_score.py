@@ -107,12 +107,12 @@ def format_quadrant(summary: dict) -> list[str]:
     return lines
 
 
-CORRECTED_LABELS = {"faithfulness_pass": "faithfulness pass", "relevance_pass": "relevance pass",
-                    "abstention_rate": "abstention rate", "false_refusal_rate": "false refusals"}
 
 
 def format_corrected(corrected: dict) -> list[str]:
     """Table lines for the ``corrected`` block: raw judge rate, Rogan-Gladen and PPI with CIs."""
+    from workbench.corrected import RATE_LABELS
+
     def pct(x):
         return "n/a" if x is None else f"{100 * x:.1f}%"
 
@@ -125,7 +125,7 @@ def format_corrected(corrected: dict) -> list[str]:
     for key, block in corrected.items():
         if not isinstance(block, dict):
             continue
-        label = CORRECTED_LABELS.get(key, key)
+        label = RATE_LABELS.get(key, key)
         rg = pct(block.get("rogan_gladen")) + ci(block.get("rogan_gladen_ci"))
         ppi = pct(block.get("ppi")) + ci(block.get("ppi_ci"))
         sens, spec = block.get("sensitivity"), block.get("specificity")

@@ -52,6 +52,10 @@ RATES: dict[str, tuple[str, str, bool | None]] = {
     "false_refusal_rate": ("abstention", "abstained", True),
 }
 
+#: rate key -> how tables name it (CLI table, HTML report).
+RATE_LABELS = {"faithfulness_pass": "faithfulness pass", "relevance_pass": "relevance pass",
+               "abstention_rate": "abstention rate", "false_refusal_rate": "false-refusal rate"}
+
 
 def _threshold(rate: str, thresholds: Thresholds) -> float | None:
     field = RATES[rate][1]

@@ -20,11 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.corrected import RATE_LABELS
 from workbench.report import QUADRANT_COLORS, human_table, judges_table, read_run, summary_table
 
 SHARE_CELLS = ("pass", "faithful_irrelevant", "relevant_unfaithful", "fail")
-CORRECTED_LABELS = {"faithfulness_pass": "faithfulness pass", "relevance_pass": "relevance pass",
-                    "abstention_rate": "abstention rate", "false_refusal_rate": "false-refusal rate"}
 SERIES_COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00")
 
 CSS = """
@@ -250,7 +249,7 @@ def corrected_section(corrected: Mapping[str, Any] | None) -> str:
     for key, block in corrected.items():
         if not isinstance(block, Mapping):
             continue
-        name = CORRECTED_LABELS.get(key, key)
+        name = RATE_LABELS.get(key, key)
         groups.append(name)
         rows.append(
             f"<tr><td>{esc(name)}</td><td class=\"num\">{_pct(block.get('raw'))}</td>"
