@@ -16,7 +16,8 @@ import sqlite_utils
 
 from workbench.store.db import LabelError, now_iso, write_tx
 from workbench.store.items import list_units
-from workbench.types import TASK_VALUES, Label, Unit
+from workbench.store.judgments import list_judgments
+from workbench.types import TASK_VALUES, Judgment, Label, Unit
 
 ORDERS = ("sequential", "near_threshold", "helps_most", "random")
 
@@ -156,26 +157,16 @@ def undo_last_label(db: sqlite_utils.Database, annotator: str) -> Label | None:
     return _label_from_row(rows[0])
 
 
-def _latest_score_rows(db: sqlite_utils.Database, task: str | None) -> Iterator[dict]:
-    """``{unit_id, judge, score}`` of the latest non-error judgment per (unit, judge, repeat)."""
-    sql = """
-        SELECT j.unit_id, j.judge, j.score FROM judgments j
-        WHERE j.id = (SELECT MAX(j2.id) FROM judgments j2
-                      WHERE j2.unit_id = j.unit_id AND j2.judge = j.judge AND j2."repeat" = j."repeat")
-          AND j.score IS NOT NULL AND j.error IS NULL
-    """
-    params: list = []
-    if task is not None:
-        sql += " AND j.task = ?"
-        params.append(task)
-    return db.query(sql, params)
+def _latest_score_rows(db: sqlite_utils.Database, task: str | None) -> Iterator[Judgment]:
+    """The latest judgment per (unit, judge, repeat) that has a score and no error."""
+    return (j for j in list_judgments(db, task=task) if j.score is not None and j.error is None)
 
 
 def _latest_scores(db: sqlite_utils.Database, task: str | None) -> dict[str, float]:
     """Mean over judges and repeats of the latest non-error score per unit."""
     sums: dict[str, list[float]] = defaultdict(list)
     for row in _latest_score_rows(db, task):
-        sums[row["unit_id"]].append(float(row["score"]))
+        sums[row.unit_id].append(float(row.score))
     return {unit_id: sum(values) / len(values) for unit_id, values in sums.items()}
 
 
@@ -183,7 +174,7 @@ def _latest_scores_by_judge(db: sqlite_utils.Database, task: str | None) -> dict
     """``{judge: {unit_id: mean over repeats of the latest non-error score}}``."""
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in _latest_score_rows(db, task):
-        values[row["judge"]][row["unit_id"]].append(float(row["score"]))
+        values[row.judge][row.unit_id].append(float(row.score))
     return {judge: {u: sum(v) / len(v) for u, v in units.items()} for judge, units in values.items()}
 
 
