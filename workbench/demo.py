@@ -113,6 +113,7 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
     from workbench import store
     from workbench.agreement_report import agreement_report, calibration_report
     from workbench.cli_score import format_summary
+    from workbench.cli_stats import format_agreement, format_calibration
     from workbench.judging import run_judges
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -144,8 +145,10 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
         db.conn.close()
     (out_dir / "agreement.json").write_text(json.dumps(agreement, indent=2) + "\n", encoding="utf-8")
     save_thresholds(thresholds, out_dir / "thresholds.json")
-    echo(format_agreement_brief(agreement))
-    echo(format_thresholds_brief(thresholds))
+    echo("")
+    echo(format_agreement(agreement))
+    echo("")
+    echo(format_calibration(thresholds))
 
     echo("\n== 3. Scoring BEGIN (data/begin_eval.jsonl) with the calibrated thresholds ==")
     tuned = load_thresholds(out_dir / "thresholds.json")
@@ -157,36 +160,3 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
          f"thresholds.json\nnext: `workbench app --db {db_path}` to browse and label; "
          f"`workbench report {out_dir / 'begin'} --db {db_path} --out report.html`")
     return {"rag": rag_summary, "agreement": agreement, "thresholds": thresholds, "begin": begin_summary}
-
-
-def _fmt(x, spec=".2f"):
-    return "n/a" if x is None else format(x, spec)
-
-
-def format_agreement_brief(report: dict) -> str:
-    """One line per task and judge: judge kappa [CI] beside the human ceiling."""
-    lines = ["", f"{'task':<22}{'units':>7}  {'human alpha':>12}  {'judge kappa [95% CI]':>24}  {'AC1':>5}  {'acc':>5}"]
-    for task, block in report.items():
-        if not isinstance(block, dict) or not block.get("judges"):
-            continue
-        human = block.get("human") or {}
-        for fp, j in block["judges"].items():
-            ci = j.get("kappa_ci") or [None, None]
-            lines.append(f"{task:<22}{block.get('labelled_units', 0):>7}  {_fmt(human.get('alpha')):>12}  "
-                         f"{_fmt(j.get('kappa')):>6} [{_fmt(ci[0])}, {_fmt(ci[1])}]{'':>6}  "
-                         f"{_fmt(j.get('ac1')):>5}  {_fmt(j.get('accuracy')):>5}")
-    return "\n".join(lines)
-
-
-def format_thresholds_brief(payload: dict) -> str:
-    lines = ["", "calibrated thresholds (criterion: %s)" % payload.get("criterion")]
-    for task in ("claim_support", "faithfulness", "answer_relevance"):
-        entry = payload.get(task)
-        if isinstance(entry, dict):
-            ci = entry.get("kappa_ci") or [None, None]
-            lines.append(f"  {task:<18} threshold {_fmt(entry.get('threshold'), '.3f')}  kappa {_fmt(entry.get('kappa'))} "
-                         f"[{_fmt(ci[0])}, {_fmt(ci[1])}]  n={entry.get('n')}")
-    for key, note in (payload.get("notes") or {}).items():
-        if key != "judge":
-            lines.append(f"  note: {note}")
-    return "\n".join(lines)
