@@ -8,9 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import db_path, db_session
-from app_pages.loading import store_eval_set
-from workbench.cli_labels import DEFAULT_TASKS, EXPORT_COLUMNS, export_rows, format_rows
+from workbench.cli_labels import EXPORT_COLUMNS, export_rows, format_rows
 from workbench.dataset import DatasetError, load_eval_set
+from workbench.labelling import DEFAULT_TASKS, store_eval_set
 from workbench.store import StoreError, current_labels, progress
 
 st.title("Data")
@@ -27,7 +27,7 @@ def _load(path: Path, tasks: list[str]) -> None:
     try:
         with st.spinner(f"Storing {len(items)} items and making units..."):
             with db_session() as db:
-                result = store_eval_set(db, items, tasks=tasks)
+                result = store_eval_set(db, items, tasks=tasks, progress=False)
     except StoreError as exc:
         st.error("The store refused the units; nothing was stored.")
         st.text(str(exc))

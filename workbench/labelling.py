@@ -84,11 +84,20 @@ def decomposed_claim_units(judge: Judge, items: Sequence[EvalItem], *,
     return units, failures
 
 
+def judge_from_env() -> Judge:
+    """The judge ``WORKBENCH_JUDGE`` / ``WORKBENCH_MODEL`` name (default: offline)."""
+    from workbench.config import JudgeConfig
+    from workbench.judges.factory import build_judge
+
+    return build_judge(JudgeConfig.from_env())[0]
+
+
 def store_eval_set(db, items: Sequence[EvalItem], *, tasks: Sequence[str] = DEFAULT_TASKS,
-                   make_judge: Callable[[], Judge], progress: bool | None = None) -> dict:
+                   make_judge: Callable[[], Judge] = judge_from_env, progress: bool | None = None) -> dict:
     """Store ``items`` and make their units; claims are decomposed only for items without any.
 
-    ``make_judge`` is called only when some answer still needs decomposing.
+    ``make_judge`` (default: the environment's judge) is called only when some answer still needs
+    decomposing.
 
     Returns:
         ``{"items", "new_items", "new_units", "judge", "failures"}``: ``judge`` is the fingerprint
