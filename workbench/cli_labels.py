@@ -17,6 +17,7 @@ import click
 
 from workbench import store
 from workbench.config import JudgeConfig
+from workbench.jsonl import jsonl_objects
 from workbench.labelling import (
     ANSWER_TASKS,
     CLAIM_TASK,
@@ -92,7 +93,6 @@ def read_claims_file(path: str | Path, item_ids: set[str]) -> list[Unit]:
     text. Raises ``InputFileError`` listing every bad line; nothing is returned partially.
     """
     source = str(path)
-    problems: list[str] = []
     units: list[Unit] = []
     seen: dict[tuple[str, int], int] = {}
     try:
@@ -100,17 +100,8 @@ def read_claims_file(path: str | Path, item_ids: set[str]) -> list[Unit]:
     except OSError as exc:
         raise InputFileError([f"{source}: cannot open: {exc.strerror or exc}"]) from None
     with handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{source}:{line_no}: not valid JSON ({exc.msg})")
-                continue
-            if not isinstance(row, dict):
-                problems.append(f"{source}:{line_no}: expected a JSON object with item_id, claim_index, text")
-                continue
+        rows, problems = jsonl_objects(handle, source)
+        for line_no, row in rows:
             item_id, text = row.get("item_id"), row.get("text")
             if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or str(item_id) == "":
                 problems.append(f"{source}:{line_no}: field 'item_id': expected an item id, got {item_id!r}")
@@ -131,8 +122,15 @@ def read_claims_file(path: str | Path, item_ids: set[str]) -> list[Unit]:
                 seen[(item_id, index)] = line_no
                 units.append(Unit(Unit.make_id(CLAIM_TASK, item_id, index), CLAIM_TASK, item_id, index, text.strip()))
     if problems:
-        raise InputFileError(problems)
+        raise InputFileError(sorted(problems, key=_line_of))
     return units
+
+
+def _line_of(problem: str) -> int:
+    """The line number in a ``"<file>:<line>: ..."`` problem (0 when it names none), for sorting."""
+    head = problem.split(": ", 1)[0]
+    number = head.rsplit(":", 1)[-1]
+    return int(number) if number.isdigit() else 0
 
 
 def _detect_format(path: Path, explicit: str | None = None) -> str:
@@ -160,19 +158,7 @@ def read_label_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[str]
         return [], [f"{source}: cannot open: {exc.strerror or exc}"]
     if _detect_format(path) == "jsonl":
         # split on "\n" only: str.splitlines would also break on U+0085, U+2028 ... inside strings
-        for line_no, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{source}:{line_no}: not valid JSON ({exc.msg})")
-                continue
-            if not isinstance(record, dict):
-                problems.append(f"{source}:{line_no}: expected a JSON object, got {type(record).__name__}")
-                continue
-            rows.append((line_no, record))
-        return rows, problems
+        return jsonl_objects(text.split("\n"), source)
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
