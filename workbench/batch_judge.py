@@ -111,7 +111,25 @@ def _placeholder_reply(task: str, fields: Mapping[str, Any]) -> str:
     return "\n".join(f"What does it say about {words}, question {i + 1}?" for i in range(n))
 
 
-class CacheOnlyJudge(OpenAICompatJudge):
+class _CacheOnly:
+    """What the cache-only judge and embedder share: a required cache, a mode, the given-up
+    requests and a recorder of the requests still missing."""
+
+    cache: JudgeCache | None
+
+    def __init__(self, mode: str, failures: Mapping[str, str] | None) -> None:
+        if self.cache is None:
+            raise ValueError("a batch run needs the judge cache (it is where batch results go); drop --no-cache")
+        self.mode = _check_mode(mode)
+        self.failures = dict(failures or {})
+        self.recorder = _Recorder()
+
+    @property
+    def pending(self) -> dict[str, PendingRequest]:
+        return self.recorder.pending
+
+
+class CacheOnlyJudge(_CacheOnly, OpenAICompatJudge):
     """The OpenAI-compatible judge with calls replaced by cache reads (see the module docstring).
 
     Args:
@@ -122,16 +140,8 @@ class CacheOnlyJudge(OpenAICompatJudge):
 
     def __init__(self, config=None, *, client=None, cache: JudgeCache | None = None, logprobs: bool = True,
                  mode: str = "collect", failures: Mapping[str, str] | None = None) -> None:
-        super().__init__(config, client=client, cache=cache, logprobs=logprobs)
-        if self.cache is None:
-            raise ValueError("a batch run needs the judge cache (it is where batch results go); drop --no-cache")
-        self.mode = _check_mode(mode)
-        self.failures = dict(failures or {})
-        self.recorder = _Recorder()
-
-    @property
-    def pending(self) -> dict[str, PendingRequest]:
-        return self.recorder.pending
+        OpenAICompatJudge.__init__(self, config, client=client, cache=cache, logprobs=logprobs)
+        _CacheOnly.__init__(self, mode, failures)
 
     async def _call(self, task: str, fields: dict[str, Any], key_input: dict[str, Any], parse: Callable[[str], Any],
                     *, json_mode: bool, logprobs: bool = False, logprob_key: str = "supported") -> tuple[Any, dict]:
@@ -149,7 +159,7 @@ class CacheOnlyJudge(OpenAICompatJudge):
         raise NotInCache(f"{task}: waiting for a batch result")
 
 
-class CacheOnlyEmbedder(OpenAICompatEmbedder):
+class CacheOnlyEmbedder(_CacheOnly, OpenAICompatEmbedder):
     """The OpenAI-compatible embedder with calls replaced by cache reads (per-text keys as interactive).
 
     In ``collect`` / ``estimate`` mode a missing text is recorded and its row is zeros; in ``final``
@@ -158,16 +168,8 @@ class CacheOnlyEmbedder(OpenAICompatEmbedder):
 
     def __init__(self, config=None, client=None, *, cache: JudgeCache | None = None, mode: str = "collect",
                  failures: Mapping[str, str] | None = None) -> None:
-        super().__init__(config, client, cache=cache)
-        if self.cache is None:
-            raise ValueError("a batch run needs the judge cache (it is where batch results go); drop --no-cache")
-        self.mode = _check_mode(mode)
-        self.failures = dict(failures or {})
-        self.recorder = _Recorder()
-
-    @property
-    def pending(self) -> dict[str, PendingRequest]:
-        return self.recorder.pending
+        OpenAICompatEmbedder.__init__(self, config, client, cache=cache)
+        _CacheOnly.__init__(self, mode, failures)
 
     def text_key(self, text: str) -> str:
         """The interactive embedder's cache key for ``text``."""
