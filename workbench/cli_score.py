@@ -196,7 +196,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     if dry_run:
         estimate = estimate_calls(items)
         click.echo(json.dumps(estimate, indent=2) if as_json else
-                   "\n".join(f"{k_:<22} {v}" for k_, v in estimate.items()))
+                   "\n".join(f"{k_:<32} {v}" for k_, v in estimate.items()))
         return
     try:
         thresholds = load_thresholds(thresholds_path)
