@@ -258,7 +258,9 @@ def test_human_agreement():
         ann[name] = {f"u{i}": ("supported" if t ^ f else "unsupported") for i, (t, f) in enumerate(zip(truth, flip))}
     del ann["c"]["u0"]  # c skipped a unit
     out = human_agreement(ann, labels=["supported", "unsupported"], rng=np.random.default_rng(1), n_boot=300)
-    assert set(out) == {"alpha", "alpha_ci", "pairwise_kappa"}
+    assert {"alpha", "alpha_ci", "pairwise_kappa"} <= set(out)
+    assert out["pairwise_n"] == {"a|b": 120, "a|c": 119, "b|c": 119}
+    assert out["n"] == 120 and sum(out["class_counts"].values()) == 3 * 120 - 1
     assert set(out["pairwise_kappa"]) == {"a|b", "a|c", "b|c"}
     units = [f"u{i}" for i in range(1, 120)]
     assert out["pairwise_kappa"]["a|c"] == pytest.approx(
@@ -268,4 +270,5 @@ def test_human_agreement():
     assert lo < out["alpha"] < hi
     assert 0.3 < out["alpha"] < 0.9
     single = human_agreement({"a": ann["a"]}, labels=["supported", "unsupported"], rng=rng, n_boot=50)
-    assert single == {"alpha": None, "alpha_ci": [None, None], "pairwise_kappa": {}}
+    assert {k: single[k] for k in ("alpha", "alpha_ci", "pairwise_kappa")} == {
+        "alpha": None, "alpha_ci": [None, None], "pairwise_kappa": {}}

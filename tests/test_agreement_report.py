@@ -86,8 +86,19 @@ def test_agreement_block_matches_hand_derivation(db):
     assert j["confusion"] == {"labels": ["supported", "unsupported"], "matrix": [[3, 1], [1, 3]]}
     assert j["kappa"] == pytest.approx(0.5) and j["ac1"] == pytest.approx(0.5) and j["accuracy"] == 0.75
     assert j["quote_hallucination_rate"] == pytest.approx(1 / 3)
-    lo, hi = j["kappa_ci"]
-    assert -1 <= lo <= 0.5 <= hi <= 1
+    # all nine claims belong to one answer (item "i"): answers are resampled, and one answer
+    # gives no interval (a claim-level interval here would pretend to 8 independent units)
+    assert block["clustered_by"] == "item"
+    assert j["kappa_ci"] == [None, None]
+    assert j["too_small"] is True and "only 8 unit(s)" in j["too_small_reason"]
+    assert block["human"]["too_small"] is True
+    # the judge's scores (0.8 for S, 0.3 for U) against the majority: AUC = P(score of a human
+    # positive > score of a human negative), ties counted half, over all 4 x 4 pairs
+    pos = [0.8 if v == "S" else 0.3 for v, m in zip(JUDGE[:8], "S S S U U U S U".split()) if m == "S"]
+    neg = [0.8 if v == "S" else 0.3 for v, m in zip(JUDGE[:8], "S S S U U U S U".split()) if m == "U"]
+    hand_auc = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg) / (len(pos) * len(neg))
+    assert j["auc"] == pytest.approx(hand_auc) and 0 < j["auc_p"] <= 1
+    assert block["judges"]["always@2"]["auc"] is None  # no scores stored
     # cross-check kappa with scikit-learn on the majority labels
     majority = [NAME[v] for v in "S S S U U U S U".split()]
     assert j["kappa"] == pytest.approx(cohen_kappa_score(majority, [NAME[v] for v in JUDGE[:8]]), abs=1e-12)
@@ -117,8 +128,11 @@ def test_tasks_without_labels_or_units(db):
     report = agreement_report(db, rng=np.random.default_rng(0), n_boot=50)
     assert report["answer_faithfulness"] == {} and report["abstention"] == {}
     rel = report["answer_relevance"]
-    assert rel == {"units": 2, "labelled_units": 0, "annotators": [], "ties": 0, "judges": {},
-                   "human": {"alpha": None, "alpha_ci": [None, None], "pairwise_kappa": {}}}
+    assert {k: rel[k] for k in ("units", "labelled_units", "annotators", "ties", "judges")} == {
+        "units": 2, "labelled_units": 0, "annotators": [], "ties": 0, "judges": {}}
+    assert {k: rel["human"][k] for k in ("alpha", "alpha_ci", "pairwise_kappa", "too_small")} == {
+        "alpha": None, "alpha_ci": [None, None], "pairwise_kappa": {}, "too_small": True}
+    assert rel["clustered_by"] is None
     assert list(report)[:4] == ["claim_support", "answer_relevance", "answer_faithfulness", "abstention"]
 
 

@@ -10,10 +10,18 @@ nothing here prints. Shared rules:
   test-retest); judgments with ``error`` are left out.
 * Category order (confusion rows/columns, positive class) is ``types.TASK_VALUES[task]``.
 * Randomness (bootstrap CIs) comes from the ``rng`` the caller passes, used in a fixed order.
+* Claims are not independent: for a claim-level task (``claim_support``) every interval
+  resamples answers (items) and keeps each answer's claims together (``unit_clusters``);
+  answer-level tasks resample units as before.
+* Who counts as a rater: ``annotators`` (a set of names, ``None`` = everyone, see
+  :func:`choose_annotators`) filters the human labels before any majority or statistic.
+* Small samples: a human block or judge row over fewer than ``MIN_UNITS`` units, or fewer than
+  ``MIN_MINORITY`` of the rarer class, carries ``too_small: true`` and ``too_small_reason``.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable
 from itertools import combinations
 from typing import Any
 
@@ -28,12 +36,16 @@ from workbench.stats import (
     human_agreement,
     krippendorff_alpha,
     logistic_calibration,
+    icc_oneway,
     majority_label,
+    pairwise_summary,
     reliability_curve,
     score_auc,
+    small_sample_reason,
     sweep_frame,
     threshold_sweep,
 )
+from workbench.stats.agreement import MIN_MINORITY, MIN_UNITS
 from workbench.types import TASK_VALUES, Judgment
 
 #: The tasks the ``agreement --json`` contract always lists (others appear when they have units).
@@ -49,17 +61,66 @@ MIN_CALIBRATION_UNITS = 10
 # reading the store
 
 
-def _human_labels(db, task: str) -> dict[str, dict[str, str]]:
-    """annotator -> {unit_id: current value} for one task."""
+class AnnotatorChoiceError(ValueError):
+    """``--annotators`` / ``--exclude-annotators`` name someone the store does not know."""
+
+
+def store_annotators(db, *, task: str | None = None) -> list[str]:
+    """Sorted names of everyone with a current label (for ``task``, or any task)."""
+    return sorted({label.annotator for label in store.current_labels(db, task=task)})
+
+
+def split_names(values: Iterable[str] | None) -> list[str]:
+    """Names from repeatable, comma-separated options (``-a x,y -a z`` -> ``[x, y, z]``), blanks dropped."""
+    return [n.strip() for v in (values or ()) for n in str(v).split(",") if n.strip()]
+
+
+def choose_annotators(known: Collection[str], *, include: Iterable[str] | None = None,
+                      exclude: Iterable[str] | None = None) -> set[str] | None:
+    """The annotators whose labels count: ``include`` (default everyone) minus ``exclude``.
+
+    Returns:
+        ``None`` when neither is given (everyone counts, nothing to record), else the set.
+
+    Raises:
+        AnnotatorChoiceError: a name in ``include`` or ``exclude`` is not in ``known`` (a typo
+            would otherwise silently change the human reference), or the choice leaves nobody.
+    """
+    inc, exc = split_names(include), split_names(exclude)
+    if not inc and not exc:
+        return None
+    unknown = sorted({n for n in inc + exc if n not in known})
+    if unknown:
+        raise AnnotatorChoiceError(f"unknown annotator(s) {', '.join(map(repr, unknown))}; "
+                                   f"the store knows: {', '.join(sorted(known)) or 'nobody'}")
+    chosen = (set(inc) if inc else set(known)) - set(exc)
+    if not chosen:
+        raise AnnotatorChoiceError("the annotator choice leaves nobody whose labels count")
+    return chosen
+
+
+def _human_labels(db, task: str, annotators: Collection[str] | None = None) -> dict[str, dict[str, str]]:
+    """annotator -> {unit_id: current value} for one task (only ``annotators`` when given)."""
     out: dict[str, dict[str, str]] = defaultdict(dict)
     for label in store.current_labels(db, task=task):
-        out[label.annotator][label.unit_id] = label.value
+        if annotators is None or label.annotator in annotators:
+            out[label.annotator][label.unit_id] = label.value
     return dict(out)
 
 
-def human_majority(db, task: str) -> tuple[dict[str, str], list[str]]:
-    """unit_id -> majority of the current human labels for ``task``, and the tied units left out."""
-    return _majority(_human_labels(db, task))
+def human_majority(db, task: str, *, annotators: Collection[str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """unit_id -> majority of the current human labels for ``task``, and the tied units left out.
+
+    Only the labels of ``annotators`` count when given (``None`` = everyone)."""
+    return _majority(_human_labels(db, task, annotators))
+
+
+def unit_clusters(db, task: str) -> dict[str, str] | None:
+    """unit_id -> item id for a claim-level task (claims of one answer resampled together), else ``None``."""
+    units = store.list_units(db, task=task)
+    if not any(u.claim_index is not None for u in units):
+        return None
+    return {u.unit_id: u.item_id for u in units}
 
 
 def _majority(by_annotator: dict[str, dict[str, str]]) -> tuple[dict[str, str], list[str]]:
@@ -104,45 +165,74 @@ def quote_hallucination_rate(judgments: list[Judgment]) -> float | None:
 # agreement
 
 
-def _task_block(db, task: str, *, rng: np.random.Generator, n_boot: int) -> dict[str, Any]:
+def _small(reason: str | None) -> dict[str, Any]:
+    return {"too_small": reason is not None, "too_small_reason": reason}
+
+
+def _judge_auc(common: list[str], majority: dict[str, str], verdicts: dict[str, Judgment],
+               positive: str) -> tuple[float | None, float | None]:
+    scored = [u for u in common if verdicts[u].score is not None]
+    if not scored:
+        return None, None
+    return score_auc([float(verdicts[u].score) for u in scored], [majority[u] == positive for u in scored])
+
+
+def _task_block(db, task: str, *, rng: np.random.Generator, n_boot: int,
+                annotators: Collection[str] | None = None) -> dict[str, Any]:
     labels = TASK_VALUES[task]
     units = store.list_units(db, task=task)
-    by_annotator = _human_labels(db, task)
+    clusters = unit_clusters(db, task)
+    by_annotator = _human_labels(db, task, annotators)
     majority, ties = _majority(by_annotator)
     labelled = {u for ratings in by_annotator.values() for u in ratings}
     if by_annotator:
-        human = human_agreement(by_annotator, labels=labels, rng=rng, n_boot=n_boot)
+        human = human_agreement(by_annotator, labels=labels, rng=rng, n_boot=n_boot, clusters=clusters)
     else:
-        human = {"alpha": None, "alpha_ci": [None, None], "pairwise_kappa": {}}
+        human = {"alpha": None, "alpha_ci": [None, None], "pairwise_kappa": {}, "pairwise_n": {}, "n": 0,
+                 "class_counts": {}}
+    human["pairwise_summary"] = pairwise_summary(human["pairwise_kappa"], human["pairwise_n"])
+    if len(by_annotator) < 2:
+        human.update(_small("fewer than 2 annotators: no human-human agreement to read"))
+    else:
+        human.update(_small(small_sample_reason(human["n"], [human["class_counts"].get(v, 0) for v in labels],
+                                                counted="rating(s)")))
     judges: dict[str, Any] = {}
     for fp, verdicts in _verdicts_by_judge(db, task).items():
         common = [u for u in majority if u in verdicts]
         stats = agreement_with_ci([majority[u] for u in common], [verdicts[u].value for u in common],
-                                  labels=labels, rng=rng, n_boot=n_boot)
+                                  labels=labels, rng=rng, n_boot=n_boot,
+                                  clusters=None if clusters is None else [clusters.get(u, u) for u in common])
         raters: dict[Any, dict[str, str]] = {("human", a): r for a, r in by_annotator.items()}
         raters[("judge", fp)] = {u: verdicts[u].value for u in labelled if u in verdicts}
         alpha_with = krippendorff_alpha(raters, labels=labels) if by_annotator else None
+        auc, auc_p = _judge_auc(common, majority, verdicts, labels[0])
         judges[fp] = {
             "n": stats["n"],
             "kappa": stats["kappa"],
             "kappa_ci": stats["kappa_ci"],
             "ac1": stats["ac1"],
+            "ac1_ci": stats["ac1_ci"],
+            "auc": auc,
+            "auc_p": auc_p,
             "alpha_with_humans": alpha_with,
             "accuracy": stats["accuracy"],
             "confusion": stats["confusion"],
             "quote_hallucination_rate": quote_hallucination_rate(list(verdicts.values())),
+            **_small(small_sample_reason(stats["n"], [sum(row) for row in stats["confusion"]["matrix"]])),
         }
     return {
         "units": len(units),
         "labelled_units": len(labelled),
         "annotators": sorted(by_annotator),
+        "clustered_by": None if clusters is None else "item",
         "human": human,
         "judges": judges,
         "ties": len(ties),
     }
 
 
-def agreement_report(db, *, rng: np.random.Generator, n_boot: int = 1000) -> dict[str, Any]:
+def agreement_report(db, *, rng: np.random.Generator, n_boot: int = 1000,
+                     annotators: Collection[str] | None = None) -> dict[str, Any]:
     """Per task: the human ceiling and each judge against the human majority (``agreement --json``).
 
     Per task block (the DESIGN.md contract): ``units`` (units in the store), ``labelled_units``
@@ -156,6 +246,22 @@ def agreement_report(db, *, rng: np.random.Generator, n_boot: int = 1000) -> dic
     ``quote_hallucination_rate``), plus ``ties`` = labelled units left out because their
     majority is tied.
 
+    Added fields (the contract only grows): ``clustered_by`` (``"item"`` when the task's units
+    are claims and every interval resamples answers, else ``None``); in ``human``:
+    ``pairwise_n`` (units per pair), ``pairwise_summary`` (mean/min/max kappa over the pairs
+    sharing at least ``MIN_UNITS`` units), ``n`` (units with 2+ labels), ``class_counts``
+    (ratings per class on them); per judge: ``ac1_ci``, ``auc`` and ``auc_p`` (the judge's
+    continuous score against the human majority: AUC and two-sided Mann-Whitney p, ``None``
+    without scores or with one human class); on ``human`` and on every judge row ``too_small``
+    and ``too_small_reason`` (fewer than ``MIN_UNITS`` units or ``MIN_MINORITY`` of the rarer
+    class: the figures are shown but must not be read as results).
+
+    Args:
+        db: an open label store.
+        rng: random generator for every bootstrap.
+        n_boot: resamples per interval.
+        annotators: names whose labels count (``None`` = everyone; see :func:`choose_annotators`).
+
     Degenerate rules: a task with neither units nor labels is ``{}``; a statistic that is
     undefined (one class only, fewer than 2 units, a single annotator) is ``None``.
     """
@@ -166,7 +272,7 @@ def agreement_report(db, *, rng: np.random.Generator, n_boot: int = 1000) -> dic
         if task not in present and not store.current_labels(db, task=task):
             report[task] = {}
             continue
-        report[task] = _task_block(db, task, rng=rng, n_boot=n_boot)
+        report[task] = _task_block(db, task, rng=rng, n_boot=n_boot, annotators=annotators)
     return report
 
 
@@ -184,13 +290,19 @@ def pick_judge(db) -> tuple[str | None, int]:
     return best, counts[best]
 
 
-def _scored_pairs(db, task: str, judge: str) -> tuple[list[str], list[float], list[bool]]:
+def _scored_pairs(db, task: str, judge: str, *, annotators: Collection[str] | None = None
+                  ) -> tuple[list[str], list[float], list[bool]]:
     """Units with a human majority and a judge score: (unit ids, scores, human says positive)."""
-    majority, _ = human_majority(db, task)
+    majority, _ = human_majority(db, task, annotators=annotators)
     verdicts = _judge_verdicts(db, task, judge)
     positive = TASK_VALUES[task][0]
     units = [u for u in majority if u in verdicts and verdicts[u].score is not None]
     return units, [float(verdicts[u].score) for u in units], [majority[u] == positive for u in units]
+
+
+def _clusters_of(db, task: str, units: list[str]) -> list[str] | None:
+    clusters = unit_clusters(db, task)
+    return None if clusters is None else [clusters.get(u, u) for u in units]
 
 
 def _not_enough(task: str, n: int, positives: int) -> str | None:
@@ -216,24 +328,31 @@ def _round(x: float | None) -> str:
 
 
 def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa",
-                       rng: np.random.Generator, n_boot: int = 1000) -> dict[str, Any]:
+                       rng: np.random.Generator, n_boot: int = 1000,
+                       annotators: Collection[str] | None = None) -> dict[str, Any]:
     """The ``thresholds.json`` payload: per continuous judge score, the threshold best matching people.
 
     For ``faithfulness`` (task ``answer_faithfulness``), ``answer_relevance`` and ``claim_support``
     the judge's score is swept against the human majority label (positive = first value of
     ``TASK_VALUES``) and the threshold maximising ``criterion`` (``kappa``, ``youden``, ``f1``) is
     kept, with Cohen's kappa at that threshold and its bootstrap CI
-    (``workbench.stats.calibrate_threshold``).
+    (``workbench.stats.calibrate_threshold``; claim support resamples answers, keeping each
+    answer's claims together). Only the labels of ``annotators`` count when given.
 
     Returns:
-        ``{"judge", "criterion", <key>: {"threshold", "kappa", "kappa_ci", "n", "criterion_value",
-        "threshold_ci"}, ..., "notes": {...}}``. A key is left out when its task has fewer than
+        ``{"judge", "criterion", "annotators": [names whose labels counted], "excluded_annotators":
+        [names in the store left out], <key>: {"threshold", "kappa", "kappa_ci", "n",
+        "criterion_value", "threshold_ci", "auc", "auc_p_value", "too_small", "too_small_reason"},
+        ..., "notes": {...}}``. A key is left out when its task has fewer than
         ``MIN_CALIBRATION_UNITS`` scored, majority-labelled units, only one human class, or no
         threshold could be chosen; ``notes[<key>]`` then says why. ``notes["judge"]`` says how the
         judge was picked when ``judge`` is ``None`` (the fingerprint with the most judgments).
     """
     fp, how = _resolve_judge(db, judge)
-    payload: dict[str, Any] = {"judge": fp, "criterion": criterion}
+    known = store_annotators(db)
+    used = [a for a in known if annotators is None or a in annotators]
+    payload: dict[str, Any] = {"judge": fp, "criterion": criterion, "annotators": used,
+                               "excluded_annotators": [a for a in known if a not in used]}
     notes: dict[str, str] = {}
     if how:
         notes["judge"] = how
@@ -241,12 +360,13 @@ def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa"
         payload["notes"] = notes
         return payload
     for key, task in CALIBRATED.items():
-        _, scores, positive = _scored_pairs(db, task, fp)
+        units, scores, positive = _scored_pairs(db, task, fp, annotators=annotators)
         reason = _not_enough(task, len(scores), sum(positive))
         if reason:
             notes[key] = reason
             continue
-        result = calibrate_threshold(scores, positive, criterion=criterion, rng=rng, n_boot=n_boot)
+        result = calibrate_threshold(scores, positive, criterion=criterion, rng=rng, n_boot=n_boot,
+                                     clusters=_clusters_of(db, task, units))
         if result["threshold"] is None:
             notes[key] = f"{task}: {result['note']}"
             continue
@@ -260,6 +380,7 @@ def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa"
         }
         auc, p_value = score_auc(scores, positive)
         payload[key].update(auc=auc, auc_p_value=p_value)
+        payload[key].update(_small(small_sample_reason(len(scores), [sum(positive), len(scores) - sum(positive)])))
         low = (result["kappa_ci"] or [None])[0]
         if low is None or low <= 0 or p_value is None or p_value >= 0.05:
             notes[key] = (f"{task}: this judge's score does not separate the human classes better than chance "
@@ -271,14 +392,17 @@ def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa"
 
 
 def calibration_curves(db, *, judge: str | None = None, criterion: str = "kappa",
-                       n_bins: int = 10) -> dict[str, dict[str, Any]]:
+                       n_bins: int = 10, annotators: Collection[str] | None = None,
+                       rng: np.random.Generator | None = None) -> dict[str, dict[str, Any]]:
     """Chart data per calibrated score (keys as in ``thresholds.json``), for the app and reports.
 
     Each value is ``{"task", "judge", "sweep": DataFrame (one row per threshold: kappa,
     accuracy, precision, recall, specificity, f1, youden_j, counts), "chosen": float | None (the
     threshold maximising ``criterion``, no CI), "reliability": DataFrame (bin_low, bin_high,
     mean_score, observed_rate, n), "logistic": dict | None (intercept, slope, n, method, note)}``.
-    Scores whose task has fewer than 2 scored, majority-labelled units are left out.
+    Scores whose task has fewer than 2 scored, majority-labelled units are left out. Only the
+    labels of ``annotators`` count when given. With ``rng`` the reliability table also has
+    ``observed_low``/``observed_high`` bootstrap intervals per bin (claims resampled by answer).
     """
     from dataclasses import asdict
 
@@ -289,7 +413,7 @@ def calibration_curves(db, *, judge: str | None = None, criterion: str = "kappa"
     if fp is None:
         return out
     for key, task in CALIBRATED.items():
-        _, scores, positive = _scored_pairs(db, task, fp)
+        units, scores, positive = _scored_pairs(db, task, fp, annotators=annotators)
         if len(scores) < 2:
             continue
         sweep = threshold_sweep(scores, positive)
@@ -300,7 +424,8 @@ def calibration_curves(db, *, judge: str | None = None, criterion: str = "kappa"
             "judge": fp,
             "sweep": sweep_frame(sweep),
             "chosen": None if chosen is None else chosen.threshold,
-            "reliability": reliability_curve(scores, positive, n_bins=n_bins),
+            "reliability": reliability_curve(scores, positive, n_bins=n_bins, rng=rng,
+                                             clusters=_clusters_of(db, task, units) if rng is not None else None),
             "logistic": None if fit is None else asdict(fit),
         }
     return out
@@ -367,22 +492,22 @@ def test_retest(db, *, task: str, judge: str) -> dict[str, Any]:
 test_retest.__test__ = False  # pytest must not collect it when imported into a test module
 
 
-def intra_answer_error_correlation(db, *, judge: str) -> dict[str, Any]:
+def intra_answer_error_correlation(db, *, judge: str, annotators: Collection[str] | None = None) -> dict[str, Any]:
     """Do a judge's claim errors cluster within answers? (batched vs per-claim verification).
 
     A claim's error indicator is 1 when the judge's ``claim_support`` value differs from the
     human majority (ties and unjudged claims left out). The correlation is the one-way ANOVA
     intraclass correlation ICC(1) of those indicators grouped by answer (item), over items with
     at least 2 such claims: ``(MSB - MSW) / (MSB + (k0 - 1) MSW)`` with ``k0`` the unbalanced-design
-    group size ``(N - sum n_i^2 / N) / (g - 1)``. About 0 = errors independent within an answer;
-    towards 1 = an answer's claims are all right or all wrong together. (Not in
-    ``workbench.stats``, so written here.)
+    group size ``(N - sum n_i^2 / N) / (g - 1)`` (``workbench.stats.icc_oneway``). About 0 =
+    errors independent within an answer; towards 1 = an answer's claims are all right or all
+    wrong together.
 
     Returns:
         ``{"items": g, "claims": N, "error_rate", "icc"}``; ``icc`` is ``None`` with fewer than 2
         items, or when the indicators do not vary (denominator 0).
     """
-    majority, _ = human_majority(db, "claim_support")
+    majority, _ = human_majority(db, "claim_support", annotators=annotators)
     verdicts = _judge_verdicts(db, "claim_support", judge)
     groups: dict[str, list[float]] = defaultdict(list)
     for unit in store.list_units(db, task="claim_support"):
@@ -393,15 +518,5 @@ def intra_answer_error_correlation(db, *, judge: str) -> dict[str, Any]:
     values = [x for v in groups.values() for x in v]
     g, n = len(groups), len(values)
     out: dict[str, Any] = {"items": g, "claims": n, "error_rate": (sum(values) / n) if n else None, "icc": None}
-    if g < 2 or n <= g:
-        return out
-    grand = sum(values) / n
-    ssb = sum(len(v) * (sum(v) / len(v) - grand) ** 2 for v in groups.values())
-    ssw = sum((x - sum(v) / len(v)) ** 2 for v in groups.values() for x in v)
-    msb, msw = ssb / (g - 1), ssw / (n - g)
-    k0 = (n - sum(len(v) ** 2 for v in groups.values()) / n) / (g - 1)
-    denom = msb + (k0 - 1) * msw
-    if denom <= 1e-12:
-        return out
-    out["icc"] = float((msb - msw) / denom)
+    out["icc"] = icc_oneway(values, [k for k, v in groups.items() for _ in v])
     return out

@@ -13,8 +13,17 @@ from workbench.stats.agreement import (
     human_agreement,
     krippendorff_alpha,
     majority_label,
+    pairwise_summary,
+    small_sample_reason,
 )
-from workbench.stats.bootstrap import bootstrap_ci, interval_from_samples
+from workbench.stats.bootstrap import (
+    Resampler,
+    bootstrap_ci,
+    design_effect,
+    icc_oneway,
+    interval_from_samples,
+    resample_indices,
+)
 from workbench.stats.calibration import (
     ChosenThreshold,
     LogisticCalibration,
@@ -32,6 +41,12 @@ from workbench.stats.correction import ppi_mean, rogan_gladen, rogan_gladen_ci
 
 __all__ = [
     "ChosenThreshold",
+    "Resampler",
+    "design_effect",
+    "icc_oneway",
+    "pairwise_summary",
+    "resample_indices",
+    "small_sample_reason",
     "Confusion",
     "LogisticCalibration",
     "SweepPoint",

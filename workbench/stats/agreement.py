@@ -34,6 +34,10 @@ import numpy as np
 from workbench.stats.bootstrap import bootstrap_ci
 
 _EPS = 1e-12
+#: Small-sample rule: an agreement figure over fewer than this many units is "too small to read".
+MIN_UNITS = 30
+#: ... or over fewer than this many units of the rarer class (kappa and alpha hinge on it).
+MIN_MINORITY = 5
 WEIGHTS = (None, "linear", "quadratic")
 LEVELS = ("nominal", "ordinal", "interval")
 
@@ -385,10 +389,12 @@ def agreement_with_ci(
     rng: np.random.Generator,
     n_boot: int = 1000,
     level: float = 0.95,
+    clusters: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Agreement of ``b`` (e.g. a judge) with ``a`` (e.g. the human majority) with bootstrap CIs.
 
-    Units missing either label are left out. CIs resample units (see
+    Units missing either label are left out. CIs resample units, or whole clusters when
+    ``clusters`` gives one cluster id per unit (e.g. the answer a claim belongs to; see
     :func:`workbench.stats.bootstrap.bootstrap_ci` for the rule when they are ``[None, None]``).
 
     Returns:
@@ -397,6 +403,10 @@ def agreement_with_ci(
         values are ``None`` (e.g. kappa when everything is one class, accuracy when ``n == 0``).
     """
     ca, cb, cats = _encode_pairs(a, b, labels, "agreement_with_ci")
+    if clusters is not None:
+        if len(clusters) != len(a):
+            raise ValueError(f"agreement_with_ci: clusters has {len(clusters)} entries, expected {len(a)}")
+        clusters = [c for x, y, c in zip(a, b, clusters, strict=True) if not _is_missing(x) and not _is_missing(y)]
     k = len(cats)
     w = _weight_matrix(k, None)
     table = _table(ca, cb, k)
@@ -411,9 +421,11 @@ def agreement_with_ci(
     return {
         "n": n,
         "kappa": _kappa_from_table(table, w),
-        "kappa_ci": _ci_list(bootstrap_ci(kappa_stat, ca, cb, rng=rng, n_boot=n_boot, level=level)),
+        "kappa_ci": _ci_list(bootstrap_ci(kappa_stat, ca, cb, rng=rng, n_boot=n_boot, level=level,
+                                          clusters=clusters)),
         "ac1": _ac1_from_table(table),
-        "ac1_ci": _ci_list(bootstrap_ci(ac1_stat, ca, cb, rng=rng, n_boot=n_boot, level=level)),
+        "ac1_ci": _ci_list(bootstrap_ci(ac1_stat, ca, cb, rng=rng, n_boot=n_boot, level=level,
+                                        clusters=clusters)),
         "accuracy": float(np.trace(table) / n) if n else None,
         "confusion": Confusion(cats, tuple(tuple(int(v) for v in row) for row in table)).to_dict(),
     }
@@ -426,6 +438,7 @@ def human_agreement(
     rng: np.random.Generator,
     n_boot: int = 1000,
     level: float = 0.95,
+    clusters: Mapping[Hashable, Any] | None = None,
 ) -> dict[str, Any]:
     """Inter-annotator agreement among humans.
 
@@ -433,25 +446,86 @@ def human_agreement(
         labels_by_annotator: annotator -> {unit: label}; an annotator need not label every unit.
         labels: category order (nominal).
         rng: random generator for the bootstrap over units.
+        clusters: unit -> cluster id (e.g. a claim's answer); the alpha CI then resamples whole
+            clusters. ``None`` = units independent. A unit missing from the mapping is its own
+            cluster.
 
     Returns:
-        ``{"alpha", "alpha_ci": [lo, hi], "pairwise_kappa": {"a|b": kappa}}``: nominal
-        Krippendorff's alpha over all annotators (CI by resampling units), and Cohen's kappa for
-        each pair of annotators (names sorted, joined by ``|``) on the units both labelled.
-        Undefined values are ``None`` (e.g. a single annotator gives alpha ``None`` and no pairs).
+        ``{"alpha", "alpha_ci": [lo, hi], "pairwise_kappa": {"a|b": kappa}, "pairwise_n":
+        {"a|b": units both labelled}, "n": units with at least two labels, "class_counts":
+        {label: ratings}}``: nominal Krippendorff's alpha over all annotators (CI by resampling
+        units or clusters), and Cohen's kappa for each pair of annotators (names sorted, joined
+        by ``|``) on the units both labelled. Undefined values are ``None`` (e.g. a single
+        annotator gives alpha ``None`` and no pairs).
     """
     data, domain = _reliability_matrix(labels_by_annotator, labels, "nominal", "human_agreement")
     vc = _value_counts(data, domain)
+    unit_clusters = None
+    if clusters is not None:
+        order: dict[Hashable, None] = {}
+        for ratings in labels_by_annotator.values():
+            for u in ratings:
+                order.setdefault(u, None)
+        unit_clusters = [clusters.get(u, ("unit", u)) for u in order]
 
     def alpha_stat(counts: np.ndarray) -> float | None:
         return _alpha_from_counts(counts, domain, "nominal")
 
     alpha = _alpha_from_counts(vc, domain, "nominal")
-    alpha_ci = bootstrap_ci(alpha_stat, vc, rng=rng, n_boot=n_boot, level=level)
+    alpha_ci = bootstrap_ci(alpha_stat, vc, rng=rng, n_boot=n_boot, level=level, clusters=unit_clusters)
 
     pairwise: dict[str, float | None] = {}
+    overlap: dict[str, int] = {}
     for x, y in combinations(sorted(labels_by_annotator), 2):
         lx, ly = labels_by_annotator[x], labels_by_annotator[y]
-        common = [u for u in lx if u in ly]
+        common = [u for u in lx if u in ly and not _is_missing(lx[u]) and not _is_missing(ly[u])]
         pairwise[f"{x}|{y}"] = cohen_kappa([lx[u] for u in common], [ly[u] for u in common], labels=labels)
-    return {"alpha": alpha, "alpha_ci": _ci_list(alpha_ci), "pairwise_kappa": pairwise}
+        overlap[f"{x}|{y}"] = len(common)
+    cats = tuple(labels)
+    class_counts = {cats[i]: int(c) for i, c in enumerate(vc[vc.sum(axis=1) >= 2].sum(axis=0))} if len(vc) else {}
+    return {"alpha": alpha, "alpha_ci": _ci_list(alpha_ci), "pairwise_kappa": pairwise, "pairwise_n": overlap,
+            "n": int((vc.sum(axis=1) >= 2).sum()) if len(vc) else 0, "class_counts": class_counts}
+
+
+def small_sample_reason(n: int, class_counts: Sequence[int], *, min_units: int = MIN_UNITS,
+                        min_minority: int = MIN_MINORITY, counted: str = "unit(s)") -> str | None:
+    """Why an agreement figure over ``n`` units is too small to read, or ``None`` when it is not.
+
+    The rule (documented in ``docs/DESIGN.md``): fewer than ``min_units`` (30) units, or fewer
+    than ``min_minority`` (5) units of the rarer class (``class_counts`` = units per class of the
+    reference labels; two or more classes). Kappa and alpha on such samples swing between
+    extremes, and their bootstrap interval can collapse to a point (``[1, 1]``) that looks certain.
+    ``counted`` names what ``class_counts`` counts (units, or ratings for a multi-rater block).
+    """
+    if n < min_units:
+        return f"only {n} unit(s); at least {min_units} are needed to read agreement"
+    counts = sorted(int(c) for c in class_counts)
+    rarer = counts[0] if len(counts) >= 2 else 0
+    if rarer < min_minority:
+        return (f"only {rarer} {counted} of the rarer class; at least {min_minority} are needed "
+                "(kappa and alpha hinge on the rarer class)")
+    return None
+
+
+def pairwise_summary(pairwise_kappa: Mapping[str, float | None], pairwise_n: Mapping[str, int], *,
+                     min_overlap: int = MIN_UNITS) -> dict[str, Any]:
+    """Summary of annotator-pair kappas over the pairs that labelled enough units in common.
+
+    Args:
+        pairwise_kappa: ``"a|b" -> kappa`` (``None`` = undefined).
+        pairwise_n: ``"a|b" -> units both labelled``.
+        min_overlap: a pair counts when it shares at least this many units and its kappa is defined.
+
+    Returns:
+        ``{"pairs": all pairs, "pairs_read": pairs counted, "min_overlap", "mean", "min", "max",
+        "min_pair", "max_pair", "read": [pairs counted, sorted by kappa]}``; ``mean``/``min``/``max``
+        are ``None`` when no pair counts.
+    """
+    read = [(p, k) for p, k in pairwise_kappa.items() if k is not None and pairwise_n.get(p, 0) >= min_overlap]
+    read.sort(key=lambda pk: pk[1])
+    values = [k for _, k in read]
+    return {"pairs": len(pairwise_kappa), "pairs_read": len(read), "min_overlap": min_overlap,
+            "mean": float(np.mean(values)) if values else None,
+            "min": values[0] if values else None, "max": values[-1] if values else None,
+            "min_pair": read[0][0] if read else None, "max_pair": read[-1][0] if read else None,
+            "read": [p for p, _ in read]}

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.stats.bootstrap import bootstrap_ci, interval_from_samples
+from workbench.stats.bootstrap import Resampler, bootstrap_ci, interval_from_samples
 
 _EPS = 1e-12
 CRITERIA = {"kappa": "kappa", "youden": "youden_j", "f1": "f1"}
@@ -252,13 +252,15 @@ def calibrate_threshold(
     n_boot: int = 1000,
     level: float = 0.95,
     thresholds: Sequence[float] | None = None,
+    clusters: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Choose a threshold on human labels and report it as one ``thresholds.json`` entry.
 
-    ``kappa_ci`` is a bootstrap CI (resampling units) of kappa *at the chosen threshold*; it does
+    ``kappa_ci`` is a bootstrap CI (resampling units, or whole clusters when ``clusters`` gives
+    one id per unit, e.g. the answer of each claim) of kappa *at the chosen threshold*; it does
     not include the optimism of choosing that threshold on the same data. ``threshold_ci``
     shows how stable the choice is: the threshold is re-chosen (same criterion, same tie rule)
-    on every resample.
+    on every resample (same resampling).
 
     Returns:
         ``{"threshold", "criterion", "value", "kappa", "kappa_ci", "threshold_ci", "n",
@@ -291,12 +293,13 @@ def calibrate_threshold(
         fn = int((~pred & yy).sum())
         return _kappa_2x2(tp, fp, fn, len(ss) - tp - fp - fn)
 
-    kappa_ci = bootstrap_ci(kappa_at, s, y, rng=rng, n_boot=n_boot, level=level)
+    kappa_ci = bootstrap_ci(kappa_at, s, y, rng=rng, n_boot=n_boot, level=level, clusters=clusters)
     field = CRITERIA[criterion]
     fixed = None if thresholds is None else np.sort(np.asarray(list(thresholds), dtype=float))
     chosen_thr = []
+    resampler = Resampler(len(s), clusters)
     for _ in range(n_boot):
-        idx = rng.integers(0, len(s), size=len(s))
+        idx = resampler.draw(rng)
         ss, yy = s[idx], y[idx]
         t = default_thresholds(ss) if fixed is None else fixed
         best = _best_index(t, _sweep_arrays(ss, yy, t)[field], yy)
@@ -311,14 +314,22 @@ def calibrate_threshold(
     return out
 
 
-def reliability_curve(scores: Sequence[float], outcomes: Sequence[bool], *, n_bins: int = 10) -> pd.DataFrame:
+def reliability_curve(scores: Sequence[float], outcomes: Sequence[bool], *, n_bins: int = 10,
+                      rng: np.random.Generator | None = None, clusters: Sequence[Any] | None = None,
+                      n_boot: int = 500, level: float = 0.95) -> pd.DataFrame:
     """Reliability (calibration) table: mean judge score versus observed human-positive rate.
 
     Scores in [0, 1] are put in ``n_bins`` equal-width bins ``[low, high)`` (the last bin includes
     1.0). Bins with no scores are left out, so no row has NaN.
 
+    With ``rng`` each bin's observed rate also gets a bootstrap interval (``observed_low``,
+    ``observed_high``; ``None`` when the bin has fewer than 2 units or clusters), resampling the
+    bin's units, or its whole clusters when ``clusters`` gives one id per unit (claims of one
+    answer stay together).
+
     Returns:
-        DataFrame with columns ``bin_low, bin_high, mean_score, observed_rate, n``.
+        DataFrame with columns ``bin_low, bin_high, mean_score, observed_rate, n`` (plus
+        ``observed_low, observed_high`` with ``rng``).
 
     Raises:
         ValueError: a score outside [0, 1] or not finite, ``n_bins < 1``.
@@ -334,16 +345,27 @@ def reliability_curve(scores: Sequence[float], outcomes: Sequence[bool], *, n_bi
         )
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     idx = np.minimum((s * n_bins).astype(int), n_bins - 1)
+    if clusters is not None and len(clusters) != len(s):
+        raise ValueError(f"reliability_curve: clusters has {len(clusters)} entries, expected {len(s)}")
     rows = []
     for b in range(n_bins):
         mask = idx == b
         if mask.any():
-            rows.append({
+            row = {
                 "bin_low": float(edges[b]), "bin_high": float(edges[b + 1]),
                 "mean_score": float(s[mask].mean()), "observed_rate": float(y[mask].mean()),
                 "n": int(mask.sum()),
-            })
-    return pd.DataFrame(rows, columns=["bin_low", "bin_high", "mean_score", "observed_rate", "n"])
+            }
+            if rng is not None:
+                bin_clusters = None if clusters is None else [clusters[i] for i in np.flatnonzero(mask)]
+                iv = bootstrap_ci(lambda v: float(v.mean()), y[mask].astype(float), rng=rng, n_boot=n_boot,
+                                  level=level, clusters=bin_clusters)
+                row.update(observed_low=iv.low, observed_high=iv.high)
+            rows.append(row)
+    columns = ["bin_low", "bin_high", "mean_score", "observed_rate", "n"]
+    if rng is not None:
+        columns += ["observed_low", "observed_high"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 @dataclass(frozen=True)
