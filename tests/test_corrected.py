@@ -218,3 +218,44 @@ def test_corrected_from_db_direct(tmp_path):
     out = corrected_from_db(db, records, thresholds=T, fingerprint="judge-x", rng=rng())
     # only q-02 has a stored verdict by judge-x (faithful, score 1.0) and a label (unfaithful)
     assert out["faithfulness_pass"]["n_labelled"] == 1 and out["faithfulness_pass"]["specificity"] == 0.0
+
+
+def test_rates_stay_in_0_1_with_the_unclipped_estimate_and_a_note():
+    # sensitivity 0.8 (4 of 5 human positives), specificity 0.8 (4 of 5): the judge's rate can only
+    # range over [0.2, 0.8]; a raw rate of 0.9 gives (0.9 + 0.8 - 1) / 0.6 = 7/6 = 116.7 %
+    pairs = [(True, True)] * 4 + [(True, False)] + [(False, False)] * 4 + [(False, True)]
+    block = corrected_block([True] * 9 + [False], pairs, rng=rng())
+    assert block["rogan_gladen"] == 1.0
+    assert block["rogan_gladen_unclipped"] == pytest.approx(7 / 6)
+    assert block["clipped"] is True and block["unstable"] is False
+    assert "116.7%" in block["note"] and "reported as 100%" in block["note"]
+    assert all(0.0 <= v <= 1.0 for v in block["rogan_gladen_ci"])
+    # below the range: raw 0.1 -> (0.1 - 0.2) / 0.6 = -16.7 %, reported as 0
+    low = corrected_block([True] + [False] * 9, pairs, rng=rng())
+    assert low["rogan_gladen"] == 0.0 and low["rogan_gladen_unclipped"] == pytest.approx(-1 / 6)
+    assert "-16.7%" in low["note"]
+    # inside the range: nothing clipped, no note about it
+    mid = corrected_block([True] * 5 + [False] * 5, pairs, rng=rng())
+    assert mid["clipped"] is False and mid["rogan_gladen"] == pytest.approx(mid["rogan_gladen_unclipped"])
+    assert "outside" not in (mid["note"] or "")
+    # and the CLI table prints the note
+    text = "\n".join(format_corrected({"faithfulness_pass": block}))
+    assert "116.7%" in text
+
+
+def test_ppi_estimate_clipped_to_0_1():
+    # labelled items: humans all positive, judge all negative -> rectifier +1; judge rate on the
+    # unlabelled items 0.5 -> PPI = 0.5 + 1 = 150 %, reported as 100 %
+    pairs = [(True, False)] * 3
+    block = corrected_block([False] * 3 + [True, False], pairs, same_set_pairs=pairs,
+                            same_set_unlabelled=[True, False], rng=rng())
+    assert block["ppi_unclipped"] == pytest.approx(1.5) and block["ppi"] == 1.0
+    assert block["clipped"] is True and "PPI: the estimate 150.0%" in block["note"]
+
+
+def test_correction_flagged_unstable_when_sensitivity_plus_specificity_near_one():
+    # sensitivity 0.6, specificity 0.5: J = 0.1 < 0.2, errors amplified 10 times
+    pairs = [(True, True)] * 6 + [(True, False)] * 4 + [(False, False)] * 5 + [(False, True)] * 5
+    block = corrected_block([True] * 5 + [False] * 5, pairs, rng=rng())
+    assert block["youden_j"] == pytest.approx(0.1) and block["unstable"] is True
+    assert "unstable correction" in block["note"] and "amplified 10 times" in block["note"]

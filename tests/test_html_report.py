@@ -159,3 +159,18 @@ def test_report_renders_every_chart_in_headless_chromium(tmp_path):
     assert requests == [out.as_uri()]  # nothing but the file itself is loaded
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
     (tmp_path / "report.png").write_bytes(png)
+
+
+def test_corrected_section_shows_clipped_formula_value_and_instability():
+    from workbench.corrected import corrected_block
+    from workbench.html_report import corrected_section
+
+    pairs = [(True, True)] * 4 + [(True, False)] + [(False, False)] * 4 + [(False, True)]
+    block = corrected_block([True] * 9 + [False], pairs, rng=np.random.default_rng(0))
+    text = corrected_section({"faithfulness_pass": block})
+    # RG formula (0.9 + 0.8 - 1) / 0.6 = 116.7 % is reported as 100 %, with the formula value beside it
+    assert "100.0% <span class=\"muted\">(formula 116.7%, clipped)</span>" in text
+    assert "116.7%, outside [0, 100%]" in text  # the note
+    unstable = corrected_block([True] * 5 + [False] * 5, [(True, True)] * 6 + [(True, False)] * 4
+                               + [(False, False)] * 5 + [(False, True)] * 5, rng=np.random.default_rng(0))
+    assert "(unstable)" in corrected_section({"faithfulness_pass": unstable})

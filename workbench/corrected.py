@@ -26,6 +26,12 @@ Two corrections sit beside the raw rate:
   ones. Valid when the labelled items are a random sample of the run; an order that picks units
   near the threshold (``priority_order``) biases it.
 
+Bounded rule: every reported rate and interval lies in [0, 1]. The unclipped estimates are kept
+beside them (``rogan_gladen_unclipped``, ``ppi_unclipped``) and ``clipped`` says whether either
+was moved to the boundary; ``unstable`` is true when the judge's sensitivity + specificity - 1
+(``youden_j``) is below ``UNSTABLE_YOUDEN`` (0.2), where the correction amplifies every error
+at least five times. Both cases add a sentence to ``note``.
+
 Degenerate rule (one rule): a number that cannot be computed is ``None`` and ``note`` says why
 (no labels, one human class only, sensitivity + specificity <= 1, nothing scored, fewer than
 2 labelled or unlabelled items for PPI). ``note`` is ``None`` when there is nothing to say.
@@ -41,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.stats import ppi_mean, rogan_gladen_ci
+from workbench.stats import UNSTABLE_YOUDEN, ppi_mean, rogan_gladen_ci, rogan_gladen_unclipped
 from workbench.types import TASK_VALUES, EvalItem, Thresholds
 
 #: rate key -> (human task, record field holding the judge's score/verdict, answerable filter).
@@ -138,6 +144,8 @@ def corrected_block(
         "ppi": None, "ppi_ci": [None, None],
         "sensitivity": None, "specificity": None,
         "n_labelled": len(pairs), "n_ppi_labelled": len(same_set_pairs), "note": None,
+        "rogan_gladen_unclipped": None, "ppi_unclipped": None, "clipped": False, "youden_j": None,
+        "unstable": False,
     }
     pos = [j for h, j in pairs if h]
     neg = [j for h, j in pairs if not h]
@@ -145,6 +153,8 @@ def corrected_block(
         block["sensitivity"] = sum(pos) / len(pos)
     if neg:
         block["specificity"] = sum(1 for j in neg if not j) / len(neg)
+    if pos and neg:
+        block["youden_j"] = block["sensitivity"] + block["specificity"] - 1.0
     if not scored:
         notes.append("nothing scored for this rate in the run")
     elif not pairs:
@@ -154,6 +164,18 @@ def corrected_block(
         estimate, interval, note = rogan_gladen_ci(scored, pairs, rng=rng, n_boot=n_boot, level=level)
         block["rogan_gladen"] = estimate
         block["rogan_gladen_ci"] = interval.as_list()
+        unclipped = rogan_gladen_unclipped(block["raw"], block["sensitivity"], block["specificity"])
+        block["rogan_gladen_unclipped"] = unclipped
+        if estimate is not None and unclipped is not None and abs(unclipped - estimate) > 1e-12:
+            block["clipped"] = True
+            notes.append(f"Rogan-Gladen: the formula gives {100 * unclipped:.1f}%, outside [0, 100%], reported as "
+                         f"{100 * estimate:.0f}%: the judge's raw rate {100 * block['raw']:.1f}% lies outside the range "
+                         f"its measured sensitivity and specificity allow, so they may not hold on this set")
+        if block["youden_j"] is not None and 0 < block["youden_j"] < UNSTABLE_YOUDEN:
+            block["unstable"] = True
+            notes.append(f"unstable correction: sensitivity + specificity = {1 + block['youden_j']:.2f}, close to 1 "
+                         f"(the judge barely beats chance), so every error is amplified "
+                         f"{1 / block['youden_j']:.0f} times; read the corrected rate as unknown")
         if estimate is not None and interval.low is None:
             notes.append(f"Rogan-Gladen: no interval, too few labelled units ({note or 'too few valid resamples'})")
         elif note:
@@ -167,8 +189,13 @@ def corrected_block(
             human = [float(h) for h, _ in same_set_pairs]
             judge = [float(j) for _, j in same_set_pairs]
             theta, interval = ppi_mean(human, judge, [float(x) for x in unlabelled], level=level)
-            block["ppi"] = theta
+            block["ppi_unclipped"] = theta
+            block["ppi"] = None if theta is None else min(1.0, max(0.0, theta))
             block["ppi_ci"] = interval.as_list()
+            if theta is not None and block["ppi"] != theta:
+                block["clipped"] = True
+                notes.append(f"PPI: the estimate {100 * theta:.1f}% is outside [0, 100%] and reported as "
+                             f"{100 * block['ppi']:.0f}%")
     block["note"] = _fmt_note(notes)
     return block
 

@@ -240,6 +240,18 @@ def quadrant_section(summary: Mapping[str, Any], records: Sequence[Mapping[str, 
             f"{examples_html}")
 
 
+def _bounded(block: Mapping[str, Any], key: str) -> str:
+    """A corrected rate (always in [0, 1]); when the formula gave a value outside, that value is
+    shown beside it, and an unstable Rogan-Gladen correction is marked."""
+    text = _pct(block.get(key))
+    raw = block.get(f"{key}_unclipped")
+    if raw is not None and block.get(key) is not None and abs(float(raw) - float(block[key])) > 1e-12:
+        text += f' <span class="muted">(formula {_pct(raw)}, clipped)</span>'
+    if key == "rogan_gladen" and block.get("unstable"):
+        text += ' <span class="muted">(unstable)</span>'
+    return text
+
+
 def corrected_section(corrected: Mapping[str, Any] | None) -> str:
     """The corrected-rates table and chart, or a note when the run has none."""
     if not corrected:
@@ -253,8 +265,8 @@ def corrected_section(corrected: Mapping[str, Any] | None) -> str:
         groups.append(name)
         rows.append(
             f"<tr><td>{esc(name)}</td><td class=\"num\">{_pct(block.get('raw'))}</td>"
-            f"<td class=\"num\">{_pct(block.get('rogan_gladen'))}</td><td class=\"num\">{_ci(block.get('rogan_gladen_ci'))}</td>"
-            f"<td class=\"num\">{_pct(block.get('ppi'))}</td><td class=\"num\">{_ci(block.get('ppi_ci'))}</td>"
+            f"<td class=\"num\">{_bounded(block, 'rogan_gladen')}</td><td class=\"num\">{_ci(block.get('rogan_gladen_ci'))}</td>"
+            f"<td class=\"num\">{_bounded(block, 'ppi')}</td><td class=\"num\">{_ci(block.get('ppi_ci'))}</td>"
             f"<td class=\"num\">{_num(block.get('sensitivity'), 2)}</td><td class=\"num\">{_num(block.get('specificity'), 2)}</td>"
             f"<td class=\"num\">{_num(block.get('n_labelled'))}</td></tr>")
         for method, value, ci, color in (("raw", block.get("raw"), None, "#9e9e9e"),
@@ -274,7 +286,8 @@ def corrected_section(corrected: Mapping[str, Any] | None) -> str:
                           group_size=3)
     return (f"<h2>Corrected rates</h2><p class=\"muted\">The judge's raw rate corrected for its own errors, "
             f"measured against human labels: Rogan-Gladen (interval resamples both the labelled and the scored "
-            f"set) and prediction-powered inference (needs labelled items of this run).</p>{table}"
+            f"set) and prediction-powered inference (needs labelled items of this run). Rates are kept in "
+            f"[0, 100%]: when a formula gives a value outside, it is shown beside the clipped rate.</p>{table}"
             f"{_notes(notes)}<figure>{chart}</figure>")
 
 

@@ -37,7 +37,13 @@ from workbench.stats.calibration import (
     sweep_frame,
     threshold_sweep,
 )
-from workbench.stats.correction import ppi_mean, rogan_gladen, rogan_gladen_ci
+from workbench.stats.correction import (
+    UNSTABLE_YOUDEN,
+    ppi_mean,
+    rogan_gladen,
+    rogan_gladen_ci,
+    rogan_gladen_unclipped,
+)
 
 __all__ = [
     "ChosenThreshold",
@@ -70,6 +76,8 @@ __all__ = [
     "reliability_curve",
     "rogan_gladen",
     "rogan_gladen_ci",
+    "rogan_gladen_unclipped",
+    "UNSTABLE_YOUDEN",
     "sweep_frame",
     "threshold_sweep",
 ]

@@ -24,10 +24,32 @@ from scipy.stats import norm
 from workbench.stats.bootstrap import interval_from_samples
 from workbench.types import Interval
 
+#: Below this Youden's J (sensitivity + specificity - 1) the Rogan-Gladen correction is unstable:
+#: it divides by J, so every error in the judge's rate or in sensitivity/specificity is
+#: amplified at least 1/J = 5 times.
+UNSTABLE_YOUDEN = 0.2
+
 NOT_BETTER_THAN_CHANCE = (
     "sensitivity + specificity <= 1: the judge is no better than chance against the humans, "
     "so its rate cannot be corrected"
 )
+
+
+def rogan_gladen_unclipped(judge_rate: float | None, sensitivity: float | None,
+                           specificity: float | None) -> float | None:
+    """The Rogan-Gladen formula before clipping: ``(judge_rate + spec - 1) / (sens + spec - 1)``.
+
+    It falls outside [0, 1] when the judge's rate lies outside ``[1 - spec, sens]`` (the range
+    its errors allow), a sign that sensitivity/specificity measured on the labelled sample do
+    not hold on the scored set, or of sampling noise. ``None`` under the same rules as
+    :func:`rogan_gladen` (no input validation here: call that first).
+    """
+    if judge_rate is None or sensitivity is None or specificity is None:
+        return None
+    youden = sensitivity + specificity - 1.0
+    if youden <= 0.0:
+        return None
+    return float((judge_rate + specificity - 1.0) / youden)
 
 
 def rogan_gladen(judge_rate: float | None, sensitivity: float | None, specificity: float | None) -> float | None:
