@@ -254,3 +254,53 @@ def test_gate_with_thresholds_file(runner, summary_file, tmp_path):
     bad = tmp_path / "bad_th.json"
     bad.write_text("{")
     assert invoke(runner, "gate", summary_file, "--thresholds", bad).exit_code == 2
+
+
+def test_choosing_annotators_small_samples_pairs_and_auc(tmp_path, runner, scripted_judge):
+    db = tmp_path / "choose.db"
+    build_store(db)
+    # a typo/test account labels every claim the wrong way round
+    conn = store.open_db(db)
+    store.append_labels(conn, [Label(Unit.make_id("claim_support", f"q{i}", 0), "claim_support", "annie1",
+                                     "unsupported" if i < 6 else "supported") for i in range(N)])
+    conn.conn.close()
+    assert invoke(runner, "judge", "--db", db).exit_code == 0
+
+    everyone = json.loads(invoke(runner, "agreement", "--db", db, "--json", "--n-boot", "50").stdout)
+    chosen = json.loads(invoke(runner, "agreement", "--db", db, "--json", "--n-boot", "50",
+                               "--exclude-annotators", "annie1").stdout)
+    same = json.loads(invoke(runner, "agreement", "--db", db, "--json", "--n-boot", "50",
+                             "--annotators", "a,b").stdout)
+    assert everyone["claim_support"]["annotators"] == ["a", "annie1", "b"]
+    assert chosen["claim_support"]["annotators"] == ["a", "b"] and same == chosen
+    # without annie1 the majority is the hand-checked one of the full-flow test (kappa 50/61)
+    j = chosen["claim_support"]["judges"]["scripted@test"]
+    assert j["kappa"] == pytest.approx(50 / 61)
+    assert everyone["claim_support"]["judges"]["scripted@test"]["kappa"] != pytest.approx(50 / 61)
+    # 11 units < 30: marked too small, with the reason
+    assert j["too_small"] is True and j["too_small_reason"].startswith("only 11 unit(s)")
+    assert chosen["claim_support"]["human"]["too_small"] is True
+    # AUC of the judge's score (N - i) / N against the majority: every positive (i < 6) scores above every
+    # negative -> 1.0; the Mann-Whitney p-value is small
+    assert j["auc"] == pytest.approx(1.0) and j["auc_p"] < 0.01
+
+    two = invoke(runner, "agreement", "--db", db, "--n-boot", "50", "--exclude-annotators", "annie1")
+    assert "too small to read: only 11 unit(s)" in two.stdout and "humans: kappa a|b" in two.stdout
+    table = invoke(runner, "agreement", "--db", db, "--n-boot", "50")
+    assert "too small to read: only 12 unit(s)" in table.stdout
+    # three annotators: pairs summarised (none shares 30 units), --all-pairs lists them
+    assert "no pair of annotators shares 30 labelled units (3 pair(s)" in table.stdout
+    assert "humans: kappa a|annie1" not in table.stdout
+    every = invoke(runner, "agreement", "--db", db, "--n-boot", "50", "--all-pairs")
+    assert "humans: kappa a|annie1" in every.stdout and "(too few units in common)" in every.stdout
+
+    bad = invoke(runner, "agreement", "--db", db, "--annotators", "a,anie1")
+    assert bad.exit_code == 2 and "unknown annotator(s) 'anie1'" in bad.output
+
+    out = tmp_path / "t.json"
+    res = invoke(runner, "calibrate", "--db", db, "--out", out, "--n-boot", "50", "--exclude-annotators", "annie1")
+    assert res.exit_code == 0, res.output
+    payload = json.loads(out.read_text())
+    assert payload["annotators"] == ["a", "b"] and payload["excluded_annotators"] == ["annie1"]
+    assert payload["claim_support"]["kappa"] == 1.0 and payload["claim_support"]["too_small"] is True
+    assert "annotators a, b (left out: annie1)" in res.stdout

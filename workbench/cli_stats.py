@@ -122,26 +122,66 @@ def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks,
 # agreement
 
 
-def format_agreement(report: dict, *, error_icc: dict | None = None) -> str:
+def _names(names: list[str], limit: int = 8) -> str:
+    if not names:
+        return "none"
+    if len(names) <= limit:
+        return ", ".join(names)
+    return f"{len(names)} ({', '.join(names[:limit])}, ...)"
+
+
+def _pairwise_lines(human: dict, *, all_pairs: bool) -> list[str]:
+    """The annotator pairs: one summary line, or with ``all_pairs`` one line per pair."""
+    pairs = human.get("pairwise_kappa") or {}
+    if not pairs:
+        return []
+    overlap = human.get("pairwise_n") or {}
+    if all_pairs:
+        return [f"  {'humans: kappa ' + pair:<40}{overlap.get(pair, ''):>6}  {_num(k):<24}"
+                + ("" if overlap.get(pair, 0) >= (human.get("pairwise_summary") or {}).get("min_overlap", 0)
+                   else "  (too few units in common)")
+                for pair, k in pairs.items()]
+    summ = human.get("pairwise_summary") or {}
+    if len(pairs) == 1:
+        (pair, k), = pairs.items()
+        return [f"  {'humans: kappa ' + pair:<40}{overlap.get(pair, ''):>6}  {_num(k):<24}"]
+    if not summ.get("pairs_read"):
+        return [f"  {'humans: pairwise kappa':<40}{'':>6}  no pair of annotators shares {summ.get('min_overlap')} "
+                f"labelled units ({summ.get('pairs')} pair(s); --all-pairs lists them)"]
+    return [f"  {'humans: pairwise kappa':<40}{'':>6}  mean {_num(summ['mean'])}, min {_num(summ['min'])} "
+            f"({summ['min_pair']}), max {_num(summ['max'])} ({summ['max_pair']}) over {summ['pairs_read']} of "
+            f"{summ['pairs']} pairs sharing >= {summ['min_overlap']} units; --all-pairs lists every pair"]
+
+
+def format_agreement(report: dict, *, error_icc: dict | None = None, all_pairs: bool = False) -> str:
     """A readable table of ``agreement_report``: per task, the human ceiling beside each judge.
 
     ``error_icc`` (fingerprint -> ``intra_answer_error_correlation``) adds, for claim support,
-    how strongly a judge's errors cluster within answers.
+    how strongly a judge's errors cluster within answers. Annotator pairs are summarised (mean,
+    min, max over the pairs with enough units in common); ``all_pairs`` lists every pair. A row
+    whose sample is too small to read (``too_small``) is followed by a line saying why.
     """
     lines: list[str] = []
     for task, block in report.items():
         if not block:
             lines += [f"{task}: no units or labels", ""]
             continue
-        annotators = ", ".join(block["annotators"]) or "none"
         lines.append(f"{task}: {block['units']} units, {block['labelled_units']} labelled, "
-                     f"annotators: {annotators}, tied majorities left out: {block['ties']}")
-        header = f"  {'who':<40}{'n':>6}  {'kappa [95% CI]':<24}{'AC1':>7}{'acc':>7}{'alpha+h':>9}{'quote!':>8}"
+                     f"annotators: {_names(block['annotators'])}, tied majorities left out: {block['ties']}"
+                     + ("; intervals resample answers (claims of one answer together)"
+                        if block.get("clustered_by") else ""))
+        header = (f"  {'who':<40}{'n':>6}  {'kappa [95% CI]':<24}{'AC1':>7}{'acc':>7}{'AUC':>7}"
+                  f"{'alpha+h':>9}{'quote!':>8}")
         lines.append(header)
         human = block["human"]
-        lines.append(f"  {'humans: alpha (ceiling)':<40}{'':>6}  {_num(human['alpha']) + ' ' + _ci(human['alpha_ci']):<24}")
-        for pair, k in human["pairwise_kappa"].items():
-            lines.append(f"  {'humans: kappa ' + pair:<40}{'':>6}  {_num(k):<24}")
+        if len(block["annotators"]) < 2:
+            lines.append(f"  {'humans: alpha (ceiling)':<40}{'':>6}  n/a (fewer than 2 annotators)")
+        else:
+            lines.append(f"  {'humans: alpha (ceiling)':<40}{human.get('n', ''):>6}  "
+                         f"{_num(human['alpha']) + ' ' + _ci(human['alpha_ci']):<24}")
+        if human.get("too_small") and len(block["annotators"]) >= 2:
+            lines.append(f"    too small to read: {human['too_small_reason']}")
+        lines.extend(_pairwise_lines(human, all_pairs=all_pairs))
         if block["labelled_units"] == 0:
             lines += ["  no human labels yet: label units in the app or `workbench labels import`", ""]
             continue
@@ -149,7 +189,10 @@ def format_agreement(report: dict, *, error_icc: dict | None = None) -> str:
             q = j["quote_hallucination_rate"]
             lines.append(f"  {fp[:40]:<40}{j['n']:>6}  {_num(j['kappa']) + ' ' + _ci(j['kappa_ci']):<24}"
                          f"{_num(j['ac1'], '{:.2f}'):>7}{_num(j['accuracy'], '{:.2f}'):>7}"
+                         f"{_num(j.get('auc'), '{:.2f}'):>7}"
                          f"{_num(j['alpha_with_humans'], '{:.2f}'):>9}{_num(q, '{:.1%}') if q is not None else 'n/a':>8}")
+            if j.get("too_small"):
+                lines.append(f"    too small to read: {j['too_small_reason']}")
             icc = (error_icc or {}).get(fp) if task == "claim_support" else None
             if icc and icc["items"]:
                 lines.append(f"    errors within answers: ICC {_num(icc['icc'], '{:.2f}')} over {icc['items']} answers "
@@ -165,9 +208,38 @@ def format_agreement(report: dict, *, error_icc: dict | None = None) -> str:
         if not block["judges"]:
             lines.append("  no judge verdicts yet: run `workbench judge`")
         lines.append("")
-    lines.append("kappa = judge vs human majority; alpha+h = Krippendorff's alpha with the judge as one more rater; "
-                 "quote! = judge quotes not found in the passages")
+    from workbench.stats.agreement import MIN_MINORITY, MIN_UNITS
+
+    lines.append("kappa = judge vs human majority; AUC = the judge's score separating the human classes (0.5 = chance); "
+                 "alpha+h = Krippendorff's alpha with the judge as one more rater; "
+                 "quote! = judge quotes not found in the passages; "
+                 f"too small to read = fewer than {MIN_UNITS} units or {MIN_MINORITY} of the rarer class")
     return "\n".join(lines)
+
+
+ANNOTATOR_HELP = "Count only these annotators' labels (comma-separated or repeated; default everyone)."
+EXCLUDE_HELP = "Leave out these annotators' labels (comma-separated or repeated), e.g. test accounts."
+
+
+def annotator_options(func):
+    """``--annotators`` / ``--exclude-annotators``: who counts as a rater."""
+    func = click.option("--exclude-annotators", "exclude_annotators", multiple=True, help=EXCLUDE_HELP)(func)
+    func = click.option("--annotators", "annotators", multiple=True, help=ANNOTATOR_HELP)(func)
+    return func
+
+
+def chosen_annotators(db, annotators, exclude_annotators) -> set[str] | None:
+    """Resolve the annotator options against the store, or exit 2 naming an unknown annotator."""
+    from workbench.agreement_report import AnnotatorChoiceError, choose_annotators, store_annotators
+
+    try:
+        chosen = choose_annotators(store_annotators(db), include=annotators, exclude=exclude_annotators)
+    except AnnotatorChoiceError as exc:
+        _err(f"error: --annotators/--exclude-annotators: {exc}")
+        sys.exit(2)
+    if chosen is not None:
+        _err(f"annotators counted: {', '.join(sorted(chosen))}")
+    return chosen
 
 
 @click.command()
@@ -175,25 +247,31 @@ def format_agreement(report: dict, *, error_icc: dict | None = None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the agreement JSON (DESIGN.md contract).")
 @click.option("--n-boot", type=click.IntRange(min=1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap generator.")
-def agreement(db_path, as_json, n_boot, seed):
+@annotator_options
+@click.option("--all-pairs", is_flag=True, help="List the kappa of every annotator pair (default: a summary).")
+def agreement(db_path, as_json, n_boot, seed, annotators, exclude_annotators, all_pairs):
     """Agreement per task: human-vs-human ceiling and each judge against the human majority.
 
-    Kappa with a bootstrap CI, Gwet's AC1, accuracy, confusion matrix and the judge's
-    quote-hallucination rate; units whose majority label is tied are left out and counted.
+    Kappa with a bootstrap CI (claim-level tasks resample answers, keeping each answer's claims
+    together), Gwet's AC1, accuracy, the AUC of the judge's score, confusion matrix and the
+    judge's quote-hallucination rate; units whose majority label is tied are left out and
+    counted. Rows over fewer than 30 units, or 5 of the rarer class, are marked too small to read.
 
-    Example: workbench agreement --db labels/workbench.db --json
+    Example: workbench agreement --db labels/workbench.db --exclude-annotators annie1 --json
     """
     import numpy as np
 
     from workbench.agreement_report import agreement_report, intra_answer_error_correlation
 
     db = _open(db_path)
-    report = agreement_report(db, rng=np.random.default_rng(seed), n_boot=n_boot)
+    chosen = chosen_annotators(db, annotators, exclude_annotators)
+    report = agreement_report(db, rng=np.random.default_rng(seed), n_boot=n_boot, annotators=chosen)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    icc = {fp: intra_answer_error_correlation(db, judge=fp) for fp in (report.get("claim_support") or {}).get("judges", {})}
-    click.echo(format_agreement(report, error_icc=icc))
+    icc = {fp: intra_answer_error_correlation(db, judge=fp, annotators=chosen)
+           for fp in (report.get("claim_support") or {}).get("judges", {})}
+    click.echo(format_agreement(report, error_icc=icc, all_pairs=all_pairs))
 
 
 # ------------------------------------------------------------------------------------------
@@ -202,7 +280,11 @@ def agreement(db_path, as_json, n_boot, seed):
 
 def format_calibration(payload: dict) -> str:
     """A readable table of a ``thresholds.json`` payload."""
-    lines = [f"judge      {payload.get('judge')}", f"criterion  {payload.get('criterion')}", "",
+    lines = [f"judge      {payload.get('judge')}", f"criterion  {payload.get('criterion')}"]
+    if "annotators" in payload:
+        lines.append(f"annotators {_names(payload['annotators'])}"
+                     + (f" (left out: {_names(payload['excluded_annotators'])})" if payload.get("excluded_annotators") else ""))
+    lines += ["",
              f"{'score':<20}{'threshold':>10}{'n':>7}  {'kappa [95% CI]':<24}{'threshold CI':<16}"]
     from workbench.agreement_report import CALIBRATED
 
@@ -213,6 +295,8 @@ def format_calibration(payload: dict) -> str:
             continue
         lines.append(f"{key:<20}{entry['threshold']:>10.3f}{entry['n']:>7}  "
                      f"{_num(entry['kappa']) + ' ' + _ci(entry['kappa_ci']):<24}{_ci(entry.get('threshold_ci')):<16}")
+        if entry.get("too_small"):
+            lines.append(f"{'':<20}  too small to read: {entry['too_small_reason']}")
         if payload.get("notes", {}).get(key):
             lines.append(f"{'':<20}  warning: {payload['notes'][key]}")
     if payload.get("notes", {}).get("judge"):
@@ -229,13 +313,15 @@ def format_calibration(payload: dict) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the thresholds JSON instead of the table.")
 @click.option("--n-boot", type=click.IntRange(min=1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap generator.")
-def calibrate(db_path, fingerprint, criterion, out_path, as_json, n_boot, seed):
+@annotator_options
+def calibrate(db_path, fingerprint, criterion, out_path, as_json, n_boot, seed, annotators, exclude_annotators):
     """Tune thresholds on human labels and write thresholds.json for `workbench score --thresholds`.
 
     For faithfulness, answer relevance and claim support, sweeps the judge's score against the
     human majority label and keeps the threshold that maximises the criterion, with kappa and its
-    bootstrap CI. A score without enough labelled data is left out, with the reason. Exits 1
-    (writing nothing) when no score could be calibrated.
+    bootstrap CI (claim support resamples answers). Only the chosen annotators' labels count;
+    thresholds.json records who they were. A score without enough labelled data is left out,
+    with the reason. Exits 1 (writing nothing) when no score could be calibrated.
 
     Example: workbench calibrate --db labels/workbench.db --criterion kappa --out thresholds.json
     """
@@ -249,8 +335,9 @@ def calibrate(db_path, fingerprint, criterion, out_path, as_json, n_boot, seed):
         known = ", ".join(store.judge_fingerprints(db)) or "none"
         _err(f"error: --judge {fingerprint!r}: no judgments with this fingerprint in the store (known: {known})")
         sys.exit(2)
+    chosen = chosen_annotators(db, annotators, exclude_annotators)
     payload = calibration_report(db, judge=fingerprint, criterion=criterion, rng=np.random.default_rng(seed),
-                                 n_boot=n_boot)
+                                 n_boot=n_boot, annotators=chosen)
     if payload.get("judge") is None:
         _err(f"error: {payload['notes'].get('judge', 'no judgments in the store')}")
         sys.exit(2)
