@@ -209,6 +209,30 @@ def test_score_with_db_fills_corrected(tmp_path, monkeypatch):
     missing = runner.invoke(score, [str(evalset), "--db", str(tmp_path / "nope.db")])
     assert missing.exit_code == 2 and "no such label store" in missing.output
 
+    # the claim threshold is shown beside the other two (default: the judge's own verdict)
+    assert "claim support the judge's own verdict (default)" in result.output
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["thresholds"]["claim_support"] is None
+
+    # choosing annotators: a second annotator ("robot") ties q-03 and calls q-04 unfaithful; left out,
+    # the numbers are the ones above
+    conn = store.open_db(db)
+    store.append_labels(conn, [Label("answer_faithfulness:q-03", "answer_faithfulness", "robot", "unfaithful"),
+                               Label("answer_faithfulness:q-04", "answer_faithfulness", "robot", "unfaithful")])
+    conn.conn.close()
+    chosen = runner.invoke(score, [str(evalset), "--out", str(tmp_path / "chosen"), "--db", str(db),
+                                   "--exclude-annotators", "robot"])
+    assert chosen.exit_code == 0, chosen.output
+    faith2 = json.loads((tmp_path / "chosen" / "summary.json").read_text())["corrected"]["faithfulness_pass"]
+    assert faith2["rogan_gladen"] == pytest.approx(0.4) and faith2["n_labelled"] == 3
+    assert faith2["annotators"] == ["ann"]
+    everyone = runner.invoke(score, [str(evalset), "--out", str(tmp_path / "all"), "--db", str(db)])
+    faith3 = json.loads((tmp_path / "all" / "summary.json").read_text())["corrected"]["faithfulness_pass"]
+    # counted, robot's labels give q-01 (T, T), q-02 (F, F), q-04 (F, F); q-03 tied and left out:
+    # sensitivity 1, specificity 1 -> the corrected rate is the raw 0.2
+    assert faith3["rogan_gladen"] == pytest.approx(0.2) and "annotators" not in faith3
+    typo = runner.invoke(score, [str(evalset), "--db", str(db), "--annotators", "anne"])
+    assert typo.exit_code == 2 and "unknown annotator(s) 'anne'" in typo.output
+
 
 def test_corrected_from_db_direct(tmp_path):
     items = load_eval_set("data/demo_rag.jsonl")[:3]

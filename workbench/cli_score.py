@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from workbench.cli_stats import annotator_options, annotators_for_store
 from workbench.config import JudgeConfig, ThresholdsError, load_thresholds
 
 
@@ -34,7 +35,8 @@ def format_summary(summary: dict) -> str:
     th = summary["thresholds"]
     lines = [f"items scored         {summary['n_items']}",
              f"judge                {summary['judge']['fingerprint']}",
-             f"thresholds           faithfulness {th['faithfulness']:.2f}, relevance {th['answer_relevance']:.2f} ({th['source']})",
+             f"thresholds           faithfulness {th['faithfulness']:.2f}, relevance {th['answer_relevance']:.2f}, "
+             f"claim support {_claim_threshold(th)} ({th['source']})",
              ""]
     for key, label in (("faithfulness", "faithfulness"), ("answer_relevance", "answer relevance")):
         block = summary.get(key)
@@ -80,6 +82,12 @@ def format_summary(summary: dict) -> str:
                  f"tokens {j['prompt_tokens']} prompt / {j['completion_tokens']} completion; "
                  f"items with errors {summary.get('errors', {}).get('items_with_errors', 0)}")
     return "\n".join(lines)
+
+
+def _claim_threshold(th: dict) -> str:
+    """The claim-support threshold of a summary's ``thresholds`` block, readable."""
+    value = th.get("claim_support")
+    return "the judge's own verdict" if value is None else f"{value:.2f}"
 
 
 QUADRANT_ROUTES = {
@@ -171,8 +179,9 @@ def load_items_or_exit(path: str):
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
               help="Label store for corrected rates (default: WORKBENCH_DB or labels/workbench.db if it exists).")
+@annotator_options
 def score(evalset, corpus, backend, model, embedding_model, thresholds_path, concurrency, out_dir, no_cache,
-          dry_run, batch, k, as_json, db_path, batch_dry_run=False):
+          dry_run, batch, k, as_json, db_path, batch_dry_run=False, annotators=(), exclude_annotators=()):
     """Score an eval set end to end: retrieval, faithfulness, relevance, abstention, citations, quadrant.
 
     Writes items.jsonl and summary.json into --out. With a label store (--db, or the default
@@ -193,6 +202,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     elif not Path(db_path).is_file():
         echo_err(f"error: --db {db_path}: no such label store (create it with `workbench labels add`)")
         sys.exit(2)
+    chosen = annotators_for_store(db_path, annotators, exclude_annotators)
     if dry_run:
         estimate = estimate_calls(items)
         click.echo(json.dumps(estimate, indent=2) if as_json else
@@ -219,7 +229,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
             return
         records, summary, fingerprint, out = result
         _finish(out, records, summary, items=items, thresholds=thresholds, fingerprint=fingerprint,
-                db_path=db_path, as_json=as_json)
+                db_path=db_path, as_json=as_json, annotators=chosen)
         return
     try:
         judge, embedder = build_judge(config)
@@ -231,21 +241,22 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
                            items_in_flight=max(8, 2 * (concurrency or 32)))
     records, summary = run_scoring(items, judge, embedder, options)
     _finish(Path(out_dir) if out_dir else default_run_dir(), records, summary, items=items, thresholds=thresholds,
-            fingerprint=judge.fingerprint, db_path=db_path, as_json=as_json)
+            fingerprint=judge.fingerprint, db_path=db_path, as_json=as_json, annotators=chosen)
 
 
-def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool) -> None:
+def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool,
+            annotators=None) -> None:
     """The end shared by interactive and batch runs: corrected rates, outputs, the table."""
     from workbench.pipeline import write_outputs
 
     if db_path is not None:
-        summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, fingerprint)
+        summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, fingerprint, annotators)
     write_outputs(out, records, summary)
     click.echo(json.dumps(summary, indent=2) if as_json else format_summary(summary))
     echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
 
 
-def _corrected_or_none(db_path, records, items, thresholds, fingerprint):
+def _corrected_or_none(db_path, records, items, thresholds, fingerprint, annotators=None):
     """Corrected rates from the label store at ``db_path`` (``workbench.corrected``)."""
     import sqlite3
 
@@ -257,7 +268,7 @@ def _corrected_or_none(db_path, records, items, thresholds, fingerprint):
     echo_err(f"corrected rates: human labels from {db_path}")
     try:
         return corrected_from_db(db_path, records, thresholds=thresholds, fingerprint=fingerprint, items=items,
-                                 rng=np.random.default_rng(0))
+                                 rng=np.random.default_rng(0), annotators=annotators)
     except (StoreError, sqlite3.DatabaseError) as exc:
         echo_err(f"warning: {db_path}: cannot read the label store ({exc}); no corrected rates")
         return None

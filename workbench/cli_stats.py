@@ -242,6 +242,22 @@ def chosen_annotators(db, annotators, exclude_annotators) -> set[str] | None:
     return chosen
 
 
+def annotators_for_store(db_path, annotators, exclude_annotators) -> set[str] | None:
+    """:func:`chosen_annotators` for a store given by path (``score --db``, ``report --db``).
+
+    Exits 2 when annotators are chosen without a store, or a name is unknown."""
+    if not annotators and not exclude_annotators:
+        return None
+    if db_path is None:
+        _err("error: --annotators/--exclude-annotators need a label store (--db)")
+        sys.exit(2)
+    db = _open(db_path)
+    try:
+        return chosen_annotators(db, annotators, exclude_annotators)
+    finally:
+        db.conn.close()
+
+
 @click.command()
 @click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None, help=DB_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the agreement JSON (DESIGN.md contract).")

@@ -41,7 +41,7 @@ the label page (store order ``helps_most``) and ``bench/label_efficiency.py``.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -264,12 +264,13 @@ def corrected_rates(
     return out
 
 
-def read_store_evidence(db, *, fingerprint: str) -> tuple[dict[str, dict[str, bool]], dict[str, dict], dict[str, EvalItem]]:
+def read_store_evidence(db, *, fingerprint: str, annotators: Collection[str] | None = None
+                        ) -> tuple[dict[str, dict[str, bool]], dict[str, dict], dict[str, EvalItem]]:
     """Human majorities, the judge's stored verdicts and the items, from an open label store.
 
     Only answer-level units (``<task>:<item id>``) of the tasks in ``RATES`` are read. Human
-    reference = majority of current labels (ties left out); judge verdict = its latest error-free
-    judgment for repeat 0 under ``fingerprint``.
+    reference = majority of current labels (ties left out; only ``annotators``' labels when
+    given); judge verdict = its latest error-free judgment for repeat 0 under ``fingerprint``.
 
     Returns:
         ``(human, stored, items)``: task -> {item id: human says positive}, task -> {item id:
@@ -283,7 +284,7 @@ def read_store_evidence(db, *, fingerprint: str) -> tuple[dict[str, dict[str, bo
 
     for task in sorted({t for t, _, _ in RATES.values()}):
         item_of = {unit.unit_id: unit.item_id for unit in store.list_units(db, task=task) if unit.claim_index is None}
-        majority, _ = human_majority(db, task)
+        majority, _ = human_majority(db, task, annotators=annotators)
         positive = TASK_VALUES[task][0]
         human[task] = {item_of[u]: v == positive for u, v in majority.items() if u in item_of}
         stored[task] = {item_of[j.unit_id]: (j.value, j.score)
@@ -302,8 +303,12 @@ def corrected_from_db(
     items: Sequence[EvalItem] | None = None,
     rng: np.random.Generator,
     n_boot: int = 1000,
+    annotators: Collection[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """I/O edge: open the label store at ``db_path`` and compute ``corrected_rates`` for a run.
+
+    Only the labels of ``annotators`` count when given; every block then records them in
+    ``annotators`` (sorted names).
 
     ``items`` (the scored eval items) guard against id collisions: a store item whose question
     or answer differs from the run's item of the same id is not counted as part of this run
@@ -314,7 +319,7 @@ def corrected_from_db(
 
     db = store.open_db(db_path)
     try:
-        human, stored, store_items = read_store_evidence(db, fingerprint=fingerprint)
+        human, stored, store_items = read_store_evidence(db, fingerprint=fingerprint, annotators=annotators)
     finally:
         db.conn.close()
     same_set = None
@@ -322,5 +327,9 @@ def corrected_from_db(
         same_set = {i.id for i in items
                     if i.id in store_items and (store_items[i.id].question, store_items[i.id].answer)
                     == (i.question, i.answer)}
-    return corrected_rates(records, human, stored, thresholds=thresholds, rng=rng, same_set=same_set,
-                           n_boot=n_boot)
+    out = corrected_rates(records, human, stored, thresholds=thresholds, rng=rng, same_set=same_set,
+                          n_boot=n_boot)
+    if annotators is not None:
+        for block in out.values():
+            block["annotators"] = sorted(annotators)
+    return out

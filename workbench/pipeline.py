@@ -247,7 +247,7 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
                   "failures": usage.failures, "prompt_tokens": usage.prompt_tokens,
                   "completion_tokens": usage.completion_tokens},
         "thresholds": {"faithfulness": thresholds.faithfulness, "answer_relevance": thresholds.answer_relevance,
-                       "source": thresholds.source},
+                       "claim_support": thresholds.claim_support, "source": thresholds.source},
         "faithfulness": _score_block(faith, thresholds.faithfulness),
         "answer_relevance": _score_block(rel, thresholds.answer_relevance),
         "quadrant": quadrant_counts(r["quadrant"] for r in records),
