@@ -174,3 +174,27 @@ def test_corrected_section_shows_clipped_formula_value_and_instability():
     unstable = corrected_block([True] * 5 + [False] * 5, [(True, True)] * 6 + [(True, False)] * 4
                                + [(False, False)] * 5 + [(False, True)] * 5, rng=np.random.default_rng(0))
     assert "(unstable)" in corrected_section({"faithfulness_pass": unstable})
+
+
+def test_report_names_chosen_annotators_and_marks_small_samples(tmp_path):
+    run, _, _ = _run(tmp_path)
+    db = tmp_path / "s.db"
+    _store(db)
+    conn = store.open_db(db)  # a test account that calls everything faithful
+    store.append_labels(conn, [Label(Unit.make_id("answer_faithfulness", f"s{i}"), "answer_faithfulness", "annie1",
+                                     "faithful") for i in range(20)])
+    conn.conn.close()
+    out = tmp_path / "chosen.html"
+    result = CliRunner().invoke(report, [str(run), "--db", str(db), "--out", str(out), "--exclude-annotators", "annie1"])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert "Annotators counted: &lt;b&gt;ann&lt;/b&gt;; left out: annie1." in text
+    # without annie1 the judge is read against ann alone: kappa 0.300 as in the test above
+    assert '<td class="num">0.300</td>' in text
+    # 20 units < 30: the judge row is marked and the reason given
+    assert "<td>too small to read</td>" in text and "only 20 unit(s); at least 30" in text
+    assert "<th>auc</th>" in text
+    # claim support threshold shown beside the other two
+    assert "claim support the judge&#x27;s own verdict" in text
+    bad = CliRunner().invoke(report, [str(run), "--db", str(db), "--out", str(out), "--annotators", "nobody"])
+    assert bad.exit_code == 2 and "unknown annotator(s) 'nobody'" in bad.output

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.corrected import RATE_LABELS
-from workbench.report import QUADRANT_COLORS, human_table, judges_table, read_run, summary_table
+from workbench.report import QUADRANT_COLORS, judges_table, read_run, summary_table
 
 SHARE_CELLS = ("pass", "faithful_irrelevant", "relevant_unfaithful", "fail")
 SERIES_COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00")
@@ -291,11 +291,77 @@ def corrected_section(corrected: Mapping[str, Any] | None) -> str:
             f"{_notes(notes)}<figure>{chart}</figure>")
 
 
-def agreement_section(agreement: Mapping[str, Any]) -> str:
-    """Human ceiling and judge-vs-human tables plus the confusion matrices."""
-    parts = ["<h2>Agreement with people</h2>", "<h3>Human-human agreement (the ceiling)</h3>",
-             html_table(human_table(agreement)), "<h3>Judges against the human majority</h3>",
-             html_table(judges_table(agreement))]
+def _human_frame(agreement: Mapping[str, Any]) -> pd.DataFrame:
+    """Human-human agreement per task, readable at any number of annotators: annotator pairs are
+    summarised (mean, min, max over the pairs sharing enough units), not listed."""
+    rows = []
+    for task, block in agreement.items():
+        if not isinstance(block, Mapping) or not block:
+            continue
+        human = block.get("human") or {}
+        ci = human.get("alpha_ci") or [None, None]
+        names = [str(a) for a in block.get("annotators") or []]
+        summ = human.get("pairwise_summary") or {}
+        if summ.get("pairs_read"):
+            pairs = (f"mean {_num(summ.get('mean'))} (min {_num(summ.get('min'))}, max {_num(summ.get('max'))}) "
+                     f"over {summ['pairs_read']} of {summ['pairs']} pairs sharing >= {summ['min_overlap']} units")
+        elif summ.get("pairs"):
+            pairs = f"no pair shares {summ.get('min_overlap')} units ({summ['pairs']} pairs)"
+        else:
+            pairs = ""
+        rows.append({"task": task, "units": block.get("units"), "labelled_units": block.get("labelled_units"),
+                     "annotators": ", ".join(names) if len(names) <= 8 else f"{len(names)} ({', '.join(names[:8])}, ...)",
+                     "alpha": human.get("alpha"), "alpha_low": ci[0], "alpha_high": ci[1],
+                     "pairwise_kappa": pairs,
+                     "too_small": "too small to read" if human.get("too_small") and len(names) >= 2 else ""})
+    return pd.DataFrame(rows, columns=["task", "units", "labelled_units", "annotators", "alpha", "alpha_low",
+                                       "alpha_high", "pairwise_kappa", "too_small"])
+
+
+def _judges_frame(agreement: Mapping[str, Any]) -> pd.DataFrame:
+    """``workbench.report.judges_table`` plus the AUC of the judge's score and the small-sample mark."""
+    frame = judges_table(agreement)
+    extra = [(j.get("auc"), "too small to read" if j.get("too_small") else "")
+             for block in agreement.values() if isinstance(block, Mapping) and block
+             for j in (block.get("judges") or {}).values()]
+    if len(extra) == len(frame):
+        frame = frame.copy()
+        frame["auc"] = [a for a, _ in extra]
+        frame["too_small"] = [t for _, t in extra]
+    return frame
+
+
+def _small_notes(agreement: Mapping[str, Any]) -> list[str]:
+    notes = []
+    for task, block in agreement.items():
+        if not isinstance(block, Mapping) or not block:
+            continue
+        human = block.get("human") or {}
+        if human.get("too_small") and len(block.get("annotators") or []) >= 2:
+            notes.append(f"{task}, humans: too small to read: {human.get('too_small_reason')}")
+        for judge, j in (block.get("judges") or {}).items():
+            if j.get("too_small"):
+                notes.append(f"{task}, {judge}: too small to read: {j.get('too_small_reason')}")
+    return notes
+
+
+def agreement_section(agreement: Mapping[str, Any], *, annotators: Sequence[str] | None = None,
+                      excluded: Sequence[str] = ()) -> str:
+    """Human ceiling and judge-vs-human tables plus the confusion matrices.
+
+    ``annotators``/``excluded`` (names) say whose labels were counted when a choice was made.
+    Rows too small to read (``too_small``) are marked in the tables and explained in notes.
+    """
+    parts = ["<h2>Agreement with people</h2>"]
+    if annotators is not None:
+        parts.append(f"<p class=\"muted\">Annotators counted: {esc(', '.join(annotators) or 'none')}"
+                     + (f"; left out: {esc(', '.join(excluded))}" if excluded else "") + ".</p>")
+    if any(isinstance(b, Mapping) and b.get("clustered_by") for b in agreement.values()):
+        parts.append("<p class=\"muted\">Claim-level intervals resample answers, keeping each answer's claims "
+                     "together (claims of one answer are not independent).</p>")
+    parts += ["<h3>Human-human agreement (the ceiling)</h3>", html_table(_human_frame(agreement)),
+              "<h3>Judges against the human majority</h3>", html_table(_judges_frame(agreement)),
+              _notes(_small_notes(agreement))]
     for task, block in agreement.items():
         if not isinstance(block, Mapping):
             continue
@@ -359,7 +425,8 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
 
 def build_report(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]], *, title: str = "Calibration report",
                  agreement: Mapping[str, Any] | None = None, curves: Mapping[str, Mapping[str, Any]] | None = None,
-                 notes: Sequence[str] = ()) -> str:
+                 notes: Sequence[str] = (), annotators: Sequence[str] | None = None,
+                 excluded_annotators: Sequence[str] = ()) -> str:
     """The whole report as one HTML string (no external resources, all untrusted text escaped).
 
     Args:
@@ -369,16 +436,20 @@ def build_report(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]
         agreement: ``agreement_report(db, ...)`` payload, or ``None`` to leave the section out.
         curves: ``calibration_curves(db, ...)`` payload, or ``None``.
         notes: extra notes shown at the top (escaped).
+        annotators: names whose labels were counted, when a choice was made (shown with the
+            agreement section); ``excluded_annotators`` the names left out.
     """
     judge = summary.get("judge") or {}
     th = summary.get("thresholds") or {}
+    claim = th.get("claim_support")
     head = (f"<h1>{esc(title)}</h1><p class=\"muted\">judge <code>{esc(judge.get('fingerprint'))}</code> &middot; "
             f"{_num(summary.get('n_items'))} items &middot; thresholds faithfulness {_num(th.get('faithfulness'), 2)}, "
-            f"relevance {_num(th.get('answer_relevance'), 2)} ({esc(th.get('source'))})</p>")
+            f"relevance {_num(th.get('answer_relevance'), 2)}, claim support "
+            f"{_num(claim, 2) if claim is not None else 'the judge&#x27;s own verdict'} ({esc(th.get('source'))})</p>")
     body = [head, _notes(notes), "<h2>Run summary</h2>", html_table(_rounded(summary_table(summary))),
             quadrant_section(summary, records), corrected_section(summary.get("corrected"))]
     if agreement is not None:
-        body.append(agreement_section(agreement))
+        body.append(agreement_section(agreement, annotators=annotators, excluded=excluded_annotators))
     if curves is not None:
         body.append(curves_section(curves))
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -387,12 +458,13 @@ def build_report(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]
 
 
 def write_report(run_dir: str | Path, out: str | Path, *, db_path: str | Path | None = None,
-                 rng: np.random.Generator, n_boot: int = 1000) -> Path:
+                 rng: np.random.Generator, n_boot: int = 1000, annotators: Collection[str] | None = None) -> Path:
     """I/O edge: read a run folder (and the label store, if given) and write the HTML report.
 
     With ``db_path`` the agreement tables, threshold curves and reliability plots come from
     ``workbench.agreement_report`` for the run's judge fingerprint when the store has
-    judgments by it (else the fingerprint with the most judgments, and a note says so).
+    judgments by it (else the fingerprint with the most judgments, and a note says so). Only
+    the labels of ``annotators`` count when given, and the report names them.
 
     Raises:
         workbench.report.RunError: the run folder cannot be read.
@@ -400,24 +472,29 @@ def write_report(run_dir: str | Path, out: str | Path, *, db_path: str | Path | 
     summary, records = read_run(run_dir)
     agreement = curves = None
     notes: list[str] = []
+    chosen = excluded = None
     if db_path is not None:
         from workbench import store
-        from workbench.agreement_report import agreement_report, calibration_curves
+        from workbench.agreement_report import agreement_report, calibration_curves, store_annotators
 
         db = store.open_db(db_path)
         try:
-            agreement = agreement_report(db, rng=rng, n_boot=n_boot)
+            if annotators is not None:
+                known = store_annotators(db)
+                chosen = [a for a in known if a in annotators]
+                excluded = [a for a in known if a not in annotators]
+            agreement = agreement_report(db, rng=rng, n_boot=n_boot, annotators=annotators)
             fp = (summary.get("judge") or {}).get("fingerprint")
             known = store.judge_fingerprints(db)
             if fp not in known:
                 notes.append(f"the store has no judgments by this run's judge ({fp}); curves use "
                              "the judge with the most judgments")
                 fp = None
-            curves = calibration_curves(db, judge=fp)
+            curves = calibration_curves(db, judge=fp, annotators=annotators)
         finally:
             db.conn.close()
     text = build_report(summary, records, title=f"Calibration report: {Path(run_dir).name}", agreement=agreement,
-                        curves=curves, notes=notes)
+                        curves=curves, notes=notes, annotators=chosen, excluded_annotators=excluded or ())
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
