@@ -4,22 +4,24 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from app_pages.annotators import choose_annotators
 from app_pages.common import db_path, db_session, db_version
 from workbench.agreement_report import agreement_report, disagreements
 from workbench.report import ceiling_chart, confusion_heatmap, human_table, judges_table
 
 
 @st.cache_data(show_spinner="Computing agreement (bootstrap)...", max_entries=8)
-def _report(path: str, version: tuple, n_boot: int) -> dict:
+def _report(path: str, version: tuple, n_boot: int, annotators: tuple | None = None) -> dict:
     """``agreement_report`` for the store at ``path``; ``version`` (mtimes) keys the cache."""
     with db_session(path) as db:
-        return agreement_report(db, rng=np.random.default_rng(0), n_boot=n_boot)
+        return agreement_report(db, rng=np.random.default_rng(0), n_boot=n_boot, annotators=annotators)
 
 
 st.title("Agreement")
 path = str(db_path())
 n_boot = st.select_slider("Bootstrap resamples", options=[200, 500, 1000, 2000], value=1000, key="agree_n_boot")
-report = _report(path, db_version(path), int(n_boot))
+chosen = choose_annotators(path, key="agree_annotators")
+report = _report(path, db_version(path), int(n_boot), chosen)
 if not any(report.values()):
     st.info("No units or labels yet: load data and label some units first.")
     st.stop()

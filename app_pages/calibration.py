@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_pages.annotators import choose_annotators
 from app_pages.common import db_path, db_session, db_version
 from workbench.agreement_report import calibration_curves, calibration_report
 from workbench.config import home, save_thresholds
@@ -17,15 +18,16 @@ CRITERIA = ("kappa", "youden", "f1")
 
 
 @st.cache_data(show_spinner="Sweeping thresholds...", max_entries=8)
-def _curves(path: str, version: tuple, judge: str, criterion: str) -> dict:
+def _curves(path: str, version: tuple, judge: str, criterion: str, annotators: tuple | None = None) -> dict:
     with db_session(path) as db:
-        return calibration_curves(db, judge=judge, criterion=criterion)
+        return calibration_curves(db, judge=judge, criterion=criterion, annotators=annotators)
 
 
 @st.cache_data(show_spinner="Choosing thresholds (bootstrap)...", max_entries=8)
-def _payload(path: str, version: tuple, judge: str, criterion: str) -> dict:
+def _payload(path: str, version: tuple, judge: str, criterion: str, annotators: tuple | None = None) -> dict:
     with db_session(path) as db:
-        return calibration_report(db, judge=judge, criterion=criterion, rng=np.random.default_rng(0))
+        return calibration_report(db, judge=judge, criterion=criterion, rng=np.random.default_rng(0),
+                                  annotators=annotators)
 
 
 def _apply(payload: dict) -> None:
@@ -56,8 +58,9 @@ judge = st.selectbox("Judge", fingerprints, key="calib_judge")
 criterion = st.selectbox("Criterion", CRITERIA, key="calib_criterion",
                          format_func={"kappa": "Cohen's kappa", "youden": "Youden's J", "f1": "F1"}.get)
 version = db_version(path)
-curves = _curves(path, version, judge, criterion)
-payload = _payload(path, version, judge, criterion)
+chosen = choose_annotators(path, key="calib_annotators")
+curves = _curves(path, version, judge, criterion, chosen)
+payload = _payload(path, version, judge, criterion, chosen)
 
 if not curves:
     st.info("Not enough units with both a human majority label and a judge score to draw curves.")
