@@ -15,8 +15,9 @@ nothing here prints. Shared rules:
   answer-level tasks resample units as before.
 * Who counts as a rater: ``annotators`` (a set of names, ``None`` = everyone, see
   :func:`choose_annotators`) filters the human labels before any majority or statistic.
-* Small samples: a human block or judge row over fewer than ``MIN_UNITS`` units, or fewer than
-  ``MIN_MINORITY`` of the rarer class, carries ``too_small: true`` and ``too_small_reason``.
+* Small samples: a human block or judge row over fewer than ``stats.agreement.MIN_UNITS`` (30)
+  units, or fewer than ``MIN_MINORITY`` (5) of the rarer class, carries ``too_small: true`` and
+  ``too_small_reason``.
 """
 from __future__ import annotations
 
@@ -45,7 +46,6 @@ from workbench.stats import (
     sweep_frame,
     threshold_sweep,
 )
-from workbench.stats.agreement import MIN_MINORITY, MIN_UNITS
 from workbench.types import TASK_VALUES, Judgment
 
 #: The tasks the ``agreement --json`` contract always lists (others appear when they have units).
@@ -253,8 +253,8 @@ def agreement_report(db, *, rng: np.random.Generator, n_boot: int = 1000,
     (ratings per class on them); per judge: ``ac1_ci``, ``auc`` and ``auc_p`` (the judge's
     continuous score against the human majority: AUC and two-sided Mann-Whitney p, ``None``
     without scores or with one human class); on ``human`` and on every judge row ``too_small``
-    and ``too_small_reason`` (fewer than ``MIN_UNITS`` units or ``MIN_MINORITY`` of the rarer
-    class: the figures are shown but must not be read as results).
+    and ``too_small_reason`` (fewer than 30 units or 5 of the rarer class, see
+    ``stats.small_sample_reason``: the figures are shown but must not be read as results).
 
     Args:
         db: an open label store.
