@@ -30,7 +30,8 @@ CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:980px;
 color:#212121;line-height:1.45;padding:0 1rem}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{border-bottom:2px solid #e0e0e0;padding-bottom:.2rem;margin-top:2.2rem}
-h3{margin-bottom:.3rem}table{border-collapse:collapse;margin:.6rem 0 1rem;font-size:.92rem}
+h3{margin-bottom:.3rem}table{border-collapse:collapse;margin:.6rem 0 1rem;font-size:.92rem;display:block;
+overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ddd;padding:.25rem .55rem;text-align:left;vertical-align:top}
 th{background:#f5f5f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .note{color:#5d4037;background:#fff8e1;border-left:4px solid #ffb300;padding:.3rem .6rem;margin:.3rem 0;
