@@ -29,9 +29,38 @@ from workbench.text import DEFAULT_CITATION_PATTERN, split_sentences
 from workbench.types import EvalItem, JudgeUsage, Passage, Thresholds
 
 
+METRICS = ("faithfulness", "answer_relevance", "abstention", "citations", "context_precision", "context_recall",
+           "correctness", "retrieval")
+"""Every metric ``score --metrics`` can choose, in the order ``summary.json`` lists skipped ones."""
+
+
+def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The metrics named in ``text`` (comma-separated, or a sequence), in :data:`METRICS` order.
+
+    ``None``, ``""`` or ``"all"`` mean every metric. Raises ``ValueError`` naming each unknown
+    name and the expected ones; an empty selection (e.g. ``","``) is an error too.
+    """
+    if text is None or (isinstance(text, str) and text.strip().lower() in ("", "all")):
+        return METRICS
+    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n.strip()]
+    unknown = [n for n in names if n not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {', '.join(unknown)}: expected a comma-separated list of "
+                         f"{', '.join(METRICS)} (or 'all')")
+    if not names:
+        raise ValueError(f"no metric named: expected a comma-separated list of {', '.join(METRICS)} (or 'all')")
+    return tuple(m for m in METRICS if m in names)
+
+
 @dataclass(frozen=True)
 class ScoreOptions:
-    """Knobs of a scoring run (none of them change a judge's verdicts)."""
+    """Knobs of a scoring run (none of them change a judge's verdicts).
+
+    ``metrics`` are the metrics to compute (default all of :data:`METRICS`); a metric left out
+    makes no judge or embedding call and is ``null`` in ``items.jsonl`` and ``summary.json``.
+    Without ``abstention`` no refusal check runs, so ``abstained`` is ``null`` and a refusing
+    answer's faithfulness is scored like any other answer's.
+    """
 
     thresholds: Thresholds = field(default_factory=Thresholds)
     k: int = 5
@@ -40,6 +69,7 @@ class ScoreOptions:
     citation_pattern: str = DEFAULT_CITATION_PATTERN
     hallucination_unsupported: bool = True
     items_in_flight: int = 64
+    metrics: tuple[str, ...] = METRICS
 
 
 async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: ScoreOptions) -> dict:
@@ -51,6 +81,7 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
     ``None``; it never raises.
     """
     errors: list[str] = []
+    wanted = set(options.metrics)
 
     async def decompose(text: str | None, what: str) -> list[str] | None:
         if not text or not text.strip():
@@ -61,8 +92,14 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
             errors.append(f"decompose {what}: {exc}")
             return None
 
-    claims, ref_statements = await asyncio.gather(decompose(item.answer, "answer"),
-                                                  decompose(item.reference, "reference"))
+    async def nothing():
+        return None
+
+    need_claims = bool(wanted & {"faithfulness", "correctness"})
+    need_statements = bool(item.reference) and bool(wanted & {"context_recall", "correctness"})
+    claims, ref_statements = await asyncio.gather(
+        decompose(item.answer, "answer") if need_claims else nothing(),
+        decompose(item.reference, "reference") if need_statements else nothing())
 
     async def guarded(name: str, coro, default=None):
         """One metric's calls: a judge failure is recorded under ``name``; the other metrics go on."""
@@ -72,30 +109,28 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
             errors.append(f"{name}: {exc}")
             return default
 
-    async def nothing():
-        return None
-
     verify_all = (asyncio.gather(*(verify_claim(c, item.contexts, judge,
                                                 hallucination_unsupported=options.hallucination_unsupported,
                                                 support_threshold=options.thresholds.claim_support)
-                                   for c in claims)) if claims is not None else nothing())
-    judge_contexts = hasattr(judge, "judge_context") and bool(item.contexts)
+                                   for c in claims)) if claims is not None and "faithfulness" in wanted else nothing())
+    judge_contexts = hasattr(judge, "judge_context") and bool(item.contexts) and "context_precision" in wanted
     with_reference = bool(item.reference) and ref_statements is not None
     abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
-        guarded("is_refusal", judge.is_refusal(item.answer)),
+        guarded("is_refusal", judge.is_refusal(item.answer)) if "abstention" in wanted else nothing(),
         guarded("answer_relevance", answer_relevance(item.question, item.answer, judge, embedder,
-                                                     n=options.n_questions)),
+                                                     n=options.n_questions))
+        if "answer_relevance" in wanted else nothing(),
         guarded("verify", verify_all),
         guarded("citations", check_citations(item, judge, corpus=options.corpus, pattern=options.citation_pattern),
-                default=[]),
+                default=[]) if "citations" in wanted else _empty_list(),
         guarded("context_precision", context_precision(item.question, item.contexts, judge,
                                                        gold_ids=item.gold_context_ids)
                 if judge_contexts else nothing()),
         guarded("context_recall", context_recall(item.reference, item.contexts, judge, statements=ref_statements)
-                if with_reference else nothing()),
+                if with_reference and "context_recall" in wanted else nothing()),
         guarded("correctness", answer_correctness(item.answer, claims, item.reference, judge,
                                                   reference_statements=ref_statements, embedder=embedder)
-                if with_reference and claims is not None else nothing()),
+                if with_reference and claims is not None and "correctness" in wanted else nothing()),
     )
     faith = None
     claim_records: list[dict] = []
@@ -108,7 +143,8 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
     if is_abstained:
         faith = None
     relevance_score = rel.score if rel is not None else None
-    retrieval = retrieval_scores([p.id for p in item.contexts], item.gold_context_ids, k=options.k)
+    retrieval = (retrieval_scores([p.id for p in item.contexts], item.gold_context_ids, k=options.k)
+                 if "retrieval" in wanted else None)
     errors.extend(f"citation {c.id}: {c.error}" for c in cites if c.error)
     if cprec is not None:
         errors.extend(f"context {v.passage_id}: {v.error}" for v in cprec.verdicts if v.error)
@@ -146,6 +182,10 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         "_hallucinated": sum(1 for v in (claim_verdicts or ()) if v.quote_hallucinated),
         "_gold_ids": list(item.gold_context_ids or ()),
     }
+
+
+async def _empty_list() -> list:
+    return []
 
 
 async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
@@ -221,7 +261,7 @@ def _correctness_block(records: Sequence[dict]) -> dict | None:
 
 
 def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUsage, fingerprint: str,
-              k: int = 5, rng=None) -> dict:
+              k: int = 5, rng=None, metrics: Sequence[str] = METRICS) -> dict:
     """Aggregate item records into the ``summary.json`` contract (``None`` where nothing was scored).
 
     ``quadrant_ci`` holds bootstrap 95% intervals of the four quadrant cells' shares of all items
@@ -241,7 +281,8 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
     cites = [c for r in records for c in r["citations"]]
     n_quotes = sum(r.get("_quotes", 0) for r in records)
     n_halluc = sum(r.get("_hallucinated", 0) for r in records)
-    return {
+    skipped = [m for m in METRICS if m not in set(metrics)]
+    summary = {
         "n_items": len(records),
         "judge": {"fingerprint": fingerprint, "calls": usage.calls, "cache_hits": usage.cache_hits,
                   "failures": usage.failures, "prompt_tokens": usage.prompt_tokens,
@@ -268,7 +309,11 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
         "diagnosis": diagnosis_counts(r.get("diagnosis", "insufficient_data") for r in records),
         "quotes": {"n": n_quotes, "hallucinated": n_halluc, "rate": (n_halluc / n_quotes) if n_quotes else None},
         "errors": {"items_with_errors": sum(1 for r in records if r["errors"])},
+        "metrics_skipped": skipped,
     }
+    for metric in skipped:
+        summary[metric] = None
+    return summary
 
 
 def public_record(record: dict) -> dict:
@@ -289,14 +334,16 @@ def write_outputs(out_dir: Path, records: Sequence[dict], summary: dict) -> None
     summary_tmp.replace(out_dir / "summary.json")
 
 
-def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT_CITATION_PATTERN) -> dict:
+def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT_CITATION_PATTERN,
+                   metrics: Sequence[str] = METRICS) -> dict:
     """Expected judge calls before spending anything, counted per kind.
 
     Per item: 1 decompose, one verify per claim (claims estimated by sentence count), 1
     reverse-questions, 1 refusal, one verify per citation, one context judgment per retrieved
     passage; with a ``reference``, 1 more decompose, one verify per reference statement against
     the passages (context recall) and one per claim and per statement for correctness (answer
-    vs reference, both ways). Plus one embedding request per item.
+    vs reference, both ways). Plus one embedding request per item. Kinds only a metric left out of
+    ``metrics`` needs count 0.
     """
     n = len(items)
     claims = [len(split_sentences(i.answer)) for i in items]
@@ -313,8 +360,18 @@ def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT
         "context_recall_verify_estimated": sum(statements),
         "correctness_verify_estimated": sum(c + s for c, s, r in zip(claims, statements, with_reference) if r),
     }
+    wanted = set(metrics)
+    needs = {"decompose": {"faithfulness", "correctness", "context_recall"}, "verify_estimated": {"faithfulness"},
+             "reverse_questions": {"answer_relevance"}, "refusal": {"abstention"}, "citation_checks": {"citations"},
+             "context_judgments": {"context_precision"}, "context_recall_verify_estimated": {"context_recall"},
+             "correctness_verify_estimated": {"correctness"}}
+    for kind, users in needs.items():
+        if not wanted & users:
+            estimate[kind] = 0
+    estimate["decompose"] = ((n if wanted & {"faithfulness", "correctness"} else 0)
+                             + (sum(with_reference) if wanted & {"context_recall", "correctness"} else 0))
     estimate["chat_calls_estimated"] = sum(v for k, v in estimate.items() if k != "items")
-    estimate["embedding_calls"] = n
+    estimate["embedding_calls"] = n if wanted & {"answer_relevance", "correctness"} else 0
     return estimate
 
 
@@ -329,7 +386,7 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
     finally:
         bar.close()
     summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
-                        fingerprint=judge.fingerprint, k=options.k)
+                        fingerprint=judge.fingerprint, k=options.k, metrics=options.metrics)
     summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
     return records, summary
 
