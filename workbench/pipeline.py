@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
+from workbench.embed_batch import EmbeddingBatcher
 from workbench.judges.base import Embedder, Judge, JudgeError, combined_usage, run_sync
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations, cited_sentences
@@ -80,8 +81,11 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
     judgments at once. A judge failure is recorded in ``errors`` and the affected metric is
     ``None``; it never raises.
     """
-    errors: list[str] = []
     wanted = set(options.metrics)
+    # Errors are kept per step and joined in a fixed order, whatever order the calls finish in.
+    slots = ("decompose answer", "decompose reference", "is_refusal", "answer_relevance", "verify", "citations",
+             "context_precision", "context_recall", "correctness")
+    failed: dict[str, list[str]] = {name: [] for name in slots}
 
     async def decompose(text: str | None, what: str) -> list[str] | None:
         if not text or not text.strip():
@@ -89,49 +93,73 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         try:
             return await judge.decompose(text)
         except JudgeError as exc:
-            errors.append(f"decompose {what}: {exc}")
+            failed[f"decompose {what}"].append(f"decompose {what}: {exc}")
             return None
-
-    async def nothing():
-        return None
-
-    need_claims = bool(wanted & {"faithfulness", "correctness"})
-    need_statements = bool(item.reference) and bool(wanted & {"context_recall", "correctness"})
-    claims, ref_statements = await asyncio.gather(
-        decompose(item.answer, "answer") if need_claims else nothing(),
-        decompose(item.reference, "reference") if need_statements else nothing())
 
     async def guarded(name: str, coro, default=None):
         """One metric's calls: a judge failure is recorded under ``name``; the other metrics go on."""
         try:
             return await coro
         except JudgeError as exc:
-            errors.append(f"{name}: {exc}")
+            failed[name].append(f"{name}: {exc}")
             return default
 
-    verify_all = (asyncio.gather(*(verify_claim(c, item.contexts, judge,
-                                                hallucination_unsupported=options.hallucination_unsupported,
-                                                support_threshold=options.thresholds.claim_support)
-                                   for c in claims)) if claims is not None and "faithfulness" in wanted else nothing())
+    async def nothing():
+        return None
+
+    # Every call that needs nothing else starts now; the rest start as soon as their inputs exist.
+    need_claims = bool(wanted & {"faithfulness", "correctness"})
+    need_statements = bool(item.reference) and bool(wanted & {"context_recall", "correctness"})
+    claims_task = asyncio.ensure_future(decompose(item.answer, "answer") if need_claims else nothing())
+    statements_task = asyncio.ensure_future(decompose(item.reference, "reference") if need_statements else nothing())
+    if "answer_relevance" in wanted and item.answer.strip() and isinstance(embedder, EmbeddingBatcher):
+        embedder.prefetch(item.question)  # the question's vector does not wait for the reverse questions
+
+    async def verify_all():
+        claims = await claims_task
+        if claims is None:
+            return None
+        return await asyncio.gather(*(verify_claim(c, item.contexts, judge,
+                                                   hallucination_unsupported=options.hallucination_unsupported,
+                                                   support_threshold=options.thresholds.claim_support)
+                                      for c in claims))
+
+    async def recall():
+        statements = await statements_task
+        if not (bool(item.reference) and statements is not None):
+            return None
+        return await context_recall(item.reference, item.contexts, judge, statements=statements)
+
+    async def correctness():
+        claims, statements = await asyncio.gather(claims_task, statements_task)
+        if not (bool(item.reference) and statements is not None) or claims is None:
+            return None
+        return await answer_correctness(item.answer, claims, item.reference, judge,
+                                        reference_statements=statements, embedder=embedder)
+
     judge_contexts = hasattr(judge, "judge_context") and bool(item.contexts) and "context_precision" in wanted
-    with_reference = bool(item.reference) and ref_statements is not None
-    abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
-        guarded("is_refusal", judge.is_refusal(item.answer)) if "abstention" in wanted else nothing(),
-        guarded("answer_relevance", answer_relevance(item.question, item.answer, judge, embedder,
-                                                     n=options.n_questions))
-        if "answer_relevance" in wanted else nothing(),
-        guarded("verify", verify_all),
-        guarded("citations", check_citations(item, judge, corpus=options.corpus, pattern=options.citation_pattern),
-                default=[]) if "citations" in wanted else _empty_list(),
-        guarded("context_precision", context_precision(item.question, item.contexts, judge,
-                                                       gold_ids=item.gold_context_ids)
-                if judge_contexts else nothing()),
-        guarded("context_recall", context_recall(item.reference, item.contexts, judge, statements=ref_statements)
-                if with_reference and "context_recall" in wanted else nothing()),
-        guarded("correctness", answer_correctness(item.answer, claims, item.reference, judge,
-                                                  reference_statements=ref_statements, embedder=embedder)
-                if with_reference and claims is not None and "correctness" in wanted else nothing()),
-    )
+    try:
+        abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
+            guarded("is_refusal", judge.is_refusal(item.answer)) if "abstention" in wanted else nothing(),
+            guarded("answer_relevance", answer_relevance(item.question, item.answer, judge, embedder,
+                                                         n=options.n_questions))
+            if "answer_relevance" in wanted else nothing(),
+            guarded("verify", verify_all()) if "faithfulness" in wanted else nothing(),
+            guarded("citations", check_citations(item, judge, corpus=options.corpus, pattern=options.citation_pattern),
+                    default=[]) if "citations" in wanted else _empty_list(),
+            guarded("context_precision", context_precision(item.question, item.contexts, judge,
+                                                           gold_ids=item.gold_context_ids)
+                    if judge_contexts else nothing()),
+            guarded("context_recall", recall()) if "context_recall" in wanted else nothing(),
+            guarded("correctness", correctness()) if "correctness" in wanted else nothing(),
+        )
+        await asyncio.gather(claims_task, statements_task)
+    finally:
+        for task in (claims_task, statements_task):
+            task.cancel()
+        if isinstance(embedder, EmbeddingBatcher):
+            embedder.forget(item.question)
+    errors: list[str] = [message for name in slots for message in failed[name]]
     faith = None
     claim_records: list[dict] = []
     if claim_verdicts is not None:
@@ -193,8 +221,12 @@ async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedde
     """Score every item, at most ``options.items_in_flight`` at a time; records in input order.
 
     An unexpected exception inside one item is recorded on that item (``errors``), not raised.
+    An embedder that allows it (``coalescable``, e.g. the OpenAI-compatible one) is wrapped in an
+    :class:`~workbench.embed_batch.EmbeddingBatcher`, so the items' embeddings share requests.
     """
     gate = asyncio.Semaphore(max(1, options.items_in_flight))
+    if getattr(embedder, "coalescable", False) and not isinstance(embedder, EmbeddingBatcher):
+        embedder = EmbeddingBatcher(embedder)
 
     async def one(item: EvalItem) -> dict:
         async with gate:

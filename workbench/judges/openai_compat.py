@@ -438,6 +438,7 @@ class OpenAICompatEmbedder:
     """
 
     backend = "openai"
+    coalescable = True  # the pipeline may merge concurrent embed() calls (workbench.embed_batch)
 
     def __init__(
         self,
