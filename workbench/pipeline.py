@@ -267,8 +267,6 @@ def _context_precision_block(records: Sequence[dict]) -> dict | None:
     id_based = _mean_block([r.get("context_precision_id_based") for r in records])
     if judged is None and id_based is None:
         return None
-    from workbench.stats.agreement import cohen_kappa
-
     judge_flags, gold_flags = [], []
     for r in records:
         if r.get("context_precision_id_based") is None or r.get("context_precision") is None:
@@ -277,7 +275,11 @@ def _context_precision_block(records: Sequence[dict]) -> dict | None:
         for p in r.get("context_judgments", []):
             judge_flags.append(bool(p["relevant"]))
             gold_flags.append(p["id"] in gold)
-    kappa = cohen_kappa(gold_flags, judge_flags, labels=[True, False]) if len(judge_flags) >= 2 else None
+    kappa = None
+    if len(judge_flags) >= 2:
+        from workbench.stats.agreement import cohen_kappa  # imported only when there is something to compare
+
+        kappa = cohen_kappa(gold_flags, judge_flags, labels=[True, False])
     return {"n": judged["n"] if judged else 0, "mean": judged["mean"] if judged else None,
             "id_based": id_based, "judge_vs_gold_kappa": kappa, "n_passages_compared": len(judge_flags)}
 

@@ -26,12 +26,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
-import openai
 
 from workbench.config import JudgeConfig, default_cache_path
 from workbench.judges.base import JudgeError, fingerprint
 from workbench.judges.cache import JudgeCache, cache_key
-from workbench.judges.concurrency import AdaptiveLimiter, with_retries
+from workbench.judges.concurrency import DEFAULT_INITIAL_LIMIT, AdaptiveLimiter, with_retries
+from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.parsing import (
     ParseError,
     ParseResult,
@@ -66,12 +66,44 @@ def endpoint_host(base_url: str | None) -> str:
     return (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
 
 
+def pool_size(config: JudgeConfig) -> int:
+    """Connections the client keeps: the fixed concurrency cap, else the adaptive limit's start."""
+    return config.concurrency or DEFAULT_INITIAL_LIMIT
+
+
+def http_client(config: JudgeConfig):
+    """The HTTP client under ``AsyncOpenAI``: one connection pool sized to the concurrency limit
+    (the default pool keeps up to 100 idle connections, and every request scans them)."""
+    import httpx2
+
+    size = pool_size(config)
+    return openai.DefaultAsyncHttpxClient(limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size))
+
+
+def base_url_of(config: JudgeConfig) -> str | None:
+    """The endpoint ``make_client`` uses: ``config.base_url``, else ``OPENAI_BASE_URL``, else ``None`` (OpenAI)."""
+    return config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+
 def make_client(config: JudgeConfig) -> openai.AsyncOpenAI:
-    """An ``AsyncOpenAI`` for ``config`` with client-side retries off and the per-call timeout.
+    """An ``AsyncOpenAI`` for ``config`` with client-side retries off, the per-call timeout and a
+    connection pool sized to the concurrency limit.
 
     Raises ``MissingCredentialsError`` when there is no key and no self-hosted base URL.
     """
-    base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    api_key = check_credentials(config)
+    client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url_of(config), max_retries=0, timeout=config.timeout,
+                                http_client=http_client(config))
+    client.workbench_pool_size = pool_size(config)  # copies for other event loops get the same pool size
+    return client
+
+
+def check_credentials(config: JudgeConfig) -> str:
+    """The API key ``make_client`` would use (without importing ``openai``).
+
+    Raises ``MissingCredentialsError`` when there is no key and no self-hosted base URL.
+    """
+    base_url = base_url_of(config)
     api_key = os.environ.get("OPENAI_API_KEY") or None
     if api_key is None:
         if base_url is None:
@@ -82,7 +114,7 @@ def make_client(config: JudgeConfig) -> openai.AsyncOpenAI:
         if endpoint_host(base_url) == OPENAI_HOST:
             raise MissingCredentialsError(f"OPENAI_API_KEY is not set and {base_url} needs one")
         api_key = PLACEHOLDER_KEY
-    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=config.timeout)
+    return api_key
 
 
 def render_passages(passages: Sequence[Passage]) -> str:
@@ -146,9 +178,44 @@ def client_for_running_loop(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
         entry = (weakref.ref(loop), client)
         _PER_LOOP[client] = entry
     elif entry[0]() is not loop:
-        entry = (weakref.ref(loop), client.copy(http_client=openai.DefaultAsyncHttpxClient(), max_retries=0))
+        size = getattr(client, "workbench_pool_size", DEFAULT_INITIAL_LIMIT)
+        entry = (weakref.ref(loop), client.copy(http_client=http_client(JudgeConfig(concurrency=size)), max_retries=0))
         _PER_LOOP[client] = entry
     return entry[1]
+
+
+class _LazyClient:
+    """The ``client`` attribute of the judge and the embedder: given, or built on first use.
+
+    ``source`` is an ``AsyncOpenAI``, a callable returning one (to share another object's client
+    without building it), or ``None`` (build from the config). Credentials are checked at once.
+    """
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = f"_{name}_source"
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        source = obj.__dict__.get(self.slot)
+        if source is None:
+            source = make_client(obj.config)
+        elif callable(source) and not hasattr(source, "base_url"):
+            source = source()
+        obj.__dict__[self.slot] = source
+        return source
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.slot] = value
+
+
+def _host_of(client, config: JudgeConfig) -> str:
+    """The endpoint host of a given client, else of the config (no client is built)."""
+    if client is not None and hasattr(client, "base_url"):
+        return endpoint_host(str(client.base_url))
+    if client is None:
+        check_credentials(config)
+    return endpoint_host(base_url_of(config))
 
 
 @dataclass
@@ -187,6 +254,7 @@ class OpenAICompatJudge:
     """
 
     backend = "openai"
+    client = _LazyClient()
 
     def __init__(
         self,
@@ -201,8 +269,8 @@ class OpenAICompatJudge:
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.model or os.environ.get("WORKBENCH_MODEL") or DEFAULT_MODEL
-        self.client = client if client is not None else make_client(self.config)
-        self.host = endpoint_host(str(self.client.base_url))
+        self.host = _host_of(client, self.config)
+        self.client = client
         self.cache = _open_cache(self.config, cache)
         self.limiter = AdaptiveLimiter(fixed=self.config.concurrency)
         self.logprobs = logprobs
@@ -439,6 +507,7 @@ class OpenAICompatEmbedder:
 
     backend = "openai"
     coalescable = True  # the pipeline may merge concurrent embed() calls (workbench.embed_batch)
+    client = _LazyClient()
 
     def __init__(
         self,
@@ -452,8 +521,8 @@ class OpenAICompatEmbedder:
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.embedding_model or os.environ.get("WORKBENCH_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
-        self.client = client if client is not None else make_client(self.config)
-        self.host = endpoint_host(str(self.client.base_url))
+        self.host = _host_of(client, self.config)
+        self.client = client
         self.cache = _open_cache(self.config, cache)
         self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency)
         self.batch_size = max(1, min(batch_size, EMBED_BATCH))
