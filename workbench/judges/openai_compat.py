@@ -122,6 +122,32 @@ def render_passages(passages: Sequence[Passage]) -> str:
     return "\n".join(f'<passage id="{p.id}">\n{p.text}\n</passage>' for p in passages)
 
 
+def _field(obj: Any, name: str, default: Any) -> Any:
+    """``obj.name`` for SDK objects, ``obj[name]`` for the plain JSON dicts of a raw reply."""
+    if isinstance(obj, dict):
+        value = obj.get(name, default)
+        return default if value is None and default is not None else value
+    return getattr(obj, name, default)
+
+
+async def post_json(client, path: str, body: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    """POST ``body`` to ``path`` of the endpoint with the SDK's client; the reply as a plain dict.
+
+    The SDK's errors (429, 5xx, timeouts, connection errors, 400) are raised as by
+    ``chat.completions.create``, but the request is not re-validated and the reply is not built
+    into pydantic objects, which took most of the client's CPU per call. A 200 whose body is not
+    a JSON object raises ``ParseError`` (retried like unparseable output).
+    """
+    raw = await client_for_running_loop(client).post(path, body=body, cast_to=bytes, options={"timeout": timeout})
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise ParseError(f"{path}: the reply is not a JSON object", raw[:200].decode("utf-8", "replace"))
+    return data
+
+
 def p_true_from_logprobs(logprobs: Any, key: str = "supported") -> float | None:
     """P(true) for the boolean value of ``key`` in a JSON reply, from token logprobs.
 
@@ -129,14 +155,14 @@ def p_true_from_logprobs(logprobs: Any, key: str = "supported") -> float | None:
     ``P(true) / (P(true) + P(false))`` over its ``top_logprobs`` (both normalised so mass on other
     tokens is ignored). ``None`` when logprobs are missing or the token cannot be found.
     """
-    tokens = getattr(logprobs, "content", None) if logprobs is not None else None
+    tokens = _field(logprobs, "content", None) if logprobs is not None else None
     if not tokens:
         return None
     seen = ""
     marker = f'"{key}"'
     found_key = False
     for token in tokens:
-        text = getattr(token, "token", "") or ""
+        text = _field(token, "token", "") or ""
         if not found_key:
             seen += text
             found_key = marker in seen
@@ -145,15 +171,15 @@ def p_true_from_logprobs(logprobs: Any, key: str = "supported") -> float | None:
         if not word:
             continue
         if word.startswith("true") or word.startswith("false"):
-            alternatives = list(getattr(token, "top_logprobs", None) or [])
+            alternatives = list(_field(token, "top_logprobs", None) or [])
             if not alternatives:
                 alternatives = [token]
             mass = {"true": 0.0, "false": 0.0}
             for alt in alternatives:
-                alt_word = (getattr(alt, "token", "") or "").strip().strip('":,').lower()
+                alt_word = (_field(alt, "token", "") or "").strip().strip('":,').lower()
                 for name in mass:  # "true", "True", "tr" (a split token) all count for true
                     if alt_word and (name.startswith(alt_word) or alt_word.startswith(name)):
-                        mass[name] += math.exp(getattr(alt, "logprob", -math.inf))
+                        mass[name] += math.exp(_field(alt, "logprob", -math.inf))
                         break
             total = mass["true"] + mass["false"]
             return None if total <= 0 else mass["true"] / total
@@ -305,7 +331,6 @@ class OpenAICompatJudge:
             "model": self.model,
             "messages": [{"role": "user", "content": text}],
             "temperature": self.config.temperature,
-            "timeout": self.config.timeout,
         }
         if self.config.seed is not None:
             kwargs["seed"] = self.config.seed
@@ -316,24 +341,27 @@ class OpenAICompatJudge:
         while True:
             self._ledger.calls += 1
             try:
-                response = await client_for_running_loop(self.client).chat.completions.create(**kwargs)
+                response = await post_json(self.client, "/chat/completions", kwargs, self.config.timeout)
                 break
             except openai.BadRequestError as exc:
                 if not self._drop_optional(exc, kwargs):
                     raise
-        usage = getattr(response, "usage", None)
+        usage = response.get("usage") or {}
         meta = {
-            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "prompt_tokens": int(_field(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(_field(usage, "completion_tokens", 0) or 0),
         }
         self._ledger.prompt_tokens += meta["prompt_tokens"]
         self._ledger.completion_tokens += meta["completion_tokens"]
-        if not response.choices:
+        choices = response.get("choices")
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             raise ParseError("reply has no choices", "")
-        choice = response.choices[0]
-        content = choice.message.content or ""
+        choice = choices[0]
+        content = _field(choice.get("message") or {}, "content", "") or ""
+        if not isinstance(content, str):
+            raise ParseError("reply content is not text", str(content)[:200])
         if logprobs:
-            meta["p_true"] = p_true_from_logprobs(getattr(choice, "logprobs", None), key=logprob_key)
+            meta["p_true"] = p_true_from_logprobs(choice.get("logprobs"), key=logprob_key)
         return content, meta
 
     def _drop_optional(self, exc: openai.BadRequestError, kwargs: dict) -> bool:
@@ -539,13 +567,14 @@ class OpenAICompatEmbedder:
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         async def attempt() -> list[list[float]]:
             self._ledger.calls += 1
-            response = await client_for_running_loop(self.client).embeddings.create(model=self.model, input=batch, timeout=self.config.timeout)
-            data = sorted(response.data, key=lambda d: d.index)
+            response = await post_json(self.client, "/embeddings", {"model": self.model, "input": batch},
+                                       self.config.timeout)
+            rows = [d for d in (response.get("data") or []) if isinstance(d, dict)]
+            data = sorted(rows, key=lambda d: d.get("index", 0))
             if len(data) != len(batch):
                 raise JudgeError(f"embeddings: sent {len(batch)} texts, got {len(data)} vectors")
-            usage = getattr(response, "usage", None)
-            self._ledger.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-            return [list(map(float, d.embedding)) for d in data]
+            self._ledger.prompt_tokens += int(_field(response.get("usage") or {}, "prompt_tokens", 0) or 0)
+            return [list(map(float, d.get("embedding") or ())) for d in data]
 
         try:
             return await with_retries(
