@@ -13,6 +13,7 @@ key nor a base URL the constructor raises :class:`MissingCredentialsError`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -120,6 +121,21 @@ def check_credentials(config: JudgeConfig) -> str:
 def render_passages(passages: Sequence[Passage]) -> str:
     """Passages as ``<passage id="...">text</passage>`` blocks, in the given order."""
     return "\n".join(f'<passage id="{p.id}">\n{p.text}\n</passage>' for p in passages)
+
+
+@functools.lru_cache(maxsize=512)
+def _rendered_tuple(passages: tuple[Passage, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return render_passages(passages), tuple((p.id, p.text) for p in passages)
+
+
+def rendered_passages(passages: Sequence[Passage]) -> tuple[str, list[list[str]]]:
+    """``(prompt text, cache-key form)`` of the passages, rendered once per passage tuple (an
+    item's claims are all verified against the same passages)."""
+    try:
+        text, pairs = _rendered_tuple(tuple(passages))
+    except TypeError:  # unhashable passages: render each time
+        return render_passages(passages), [[p.id, p.text] for p in passages]
+    return text, [list(pair) for pair in pairs]
 
 
 def _field(obj: Any, name: str, default: Any) -> Any:
@@ -459,8 +475,9 @@ class OpenAICompatJudge:
         """
         if not passages:
             return ClaimVerdict(claim=claim, supported=False, score=0.0, reason="no passages to check against")
-        fields = {"passages": render_passages(passages), "claim": claim}
-        key_input = {"claim": claim, "passages": [[p.id, p.text] for p in passages]}
+        rendered, pairs = rendered_passages(passages)
+        fields = {"passages": rendered, "claim": claim}
+        key_input = {"claim": claim, "passages": pairs}
         parsed, meta = await self._call("verify", fields, key_input, parse_verdict, json_mode=True, logprobs=self.logprobs)
         verdict = parsed.value
         p_true = meta.get("p_true")
