@@ -15,7 +15,8 @@ own fresh cache, ``cwd`` and ``WORKBENCH_HOME`` in a temporary folder (so no lab
 Printed per run: wall seconds, chat and embedding calls per item (as the server counted them),
 prompt tokens per item (the judge's ledger from ``summary.json``), mean calls in flight at the
 server (sum of request durations / span from first request to last reply), and client CPU ms per
-call (the child's user+system CPU / HTTP calls). ``--save DIR`` keeps each run's ``items.jsonl``
+call (the child's user+system CPU / HTTP calls; also without start-up: the default run's CPU minus
+the cached re-run's, per call). ``--save DIR`` keeps each run's ``items.jsonl``
 (``DIR/<run>.items.jsonl``) so outputs can be compared byte for byte between code versions.
 ``PYTHONDONTWRITEBYTECODE`` is removed from the child's environment (start-up is timed as users
 see it). The machine's load average is printed first: other work on the machine slows every run.
@@ -124,6 +125,7 @@ def main() -> None:
         evalset = tmp / "items.jsonl"
         write_items(evalset, args.items)
         for r in range(args.runs):
+            figures: dict[str, dict] = {}
             plan = []
             if only & {"default", "cached"}:
                 plan.append(("default", [], f"cache-a{r}.db"))
@@ -139,6 +141,7 @@ def main() -> None:
                 if not fig:
                     print(f"{name:<16}  n/a: this version has no {' '.join(extra[:1])} option", flush=True)
                     continue
+                figures[name] = fig
                 calls = fig["chat"] + fig["embed"]
                 n = args.items
                 cpu_per_call = f"{1000 * fig['cpu'] / calls:.2f}" if calls else "n/a"
@@ -148,6 +151,11 @@ def main() -> None:
                 if args.save:
                     args.save.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(out / "items.jsonl", args.save / f"{name.replace(' ', '-')}-{r}.items.jsonl")
+            if "default" in figures and "cached re-run" in figures:
+                base, cached = figures["default"], figures["cached re-run"]
+                calls = base["chat"] + base["embed"]
+                print(f"  default run's CPU per call without start-up (its CPU - the cached re-run's, / calls): "
+                      f"{1000 * (base['cpu'] - cached['cpu']) / calls:.2f} ms", flush=True)
 
 
 if __name__ == "__main__":

@@ -75,10 +75,12 @@ def pool_size(config: JudgeConfig) -> int:
 def http_client(config: JudgeConfig):
     """The HTTP client under ``AsyncOpenAI``: one connection pool sized to the concurrency limit
     (the default pool keeps up to 100 idle connections, and every request scans them)."""
-    import httpx2
+    import importlib
 
+    client_class = openai.DefaultAsyncHttpxClient  # the SDK's own HTTP library (httpx, or its httpx2 fork)
+    http = importlib.import_module(client_class.__mro__[1].__module__.split(".")[0])
     size = pool_size(config)
-    return openai.DefaultAsyncHttpxClient(limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size))
+    return client_class(limits=http.Limits(max_connections=size, max_keepalive_connections=size))
 
 
 def base_url_of(config: JudgeConfig) -> str | None:
