@@ -1,7 +1,10 @@
 """Wall time, calls, tokens, concurrency and client CPU of `workbench score --judge openai` against
 the loopback fake server (``tests/fake_openai.py``) answering every call after 200 ms.
 
-    .venv/bin/python bench/bench_speed.py [--items 200] [--latency 0.2] [--runs 1] [--save DIR]
+    .venv/bin/python bench/bench_speed.py [--items 200] [--latency 0.2] [--runs 1] [--save DIR] [--src DIR ...]
+
+Before/after under the same load: ``git archive 94e7d1e | tar -x -C /tmp/before`` then
+``bench_speed.py --src /tmp/before --src . --runs 2`` (versions alternate run by run).
 
 Items: the first ``--items`` BEGIN dev items (``data/begin_eval.jsonl``: a dialogue turn as the
 question, a short response as the answer, one knowledge passage each, no reference), written to a
@@ -82,10 +85,13 @@ def write_items(path: Path, n: int) -> None:
     path.write_text("\n".join(rows[:n]) + "\n", encoding="utf-8")
 
 
-def run_cli(fake: TimedFake, evalset: Path, work: Path, cache: Path, out: Path, extra: list[str]) -> dict:
+def run_cli(fake: TimedFake, evalset: Path, work: Path, cache: Path, out: Path, extra: list[str],
+            src: Path | None = None) -> dict:
     """One `workbench score` in a child process; returns the figures of that run."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("WORKBENCH_", "OPENAI_")) and k != "PYTHONDONTWRITEBYTECODE"}
+    if src is not None:  # another version's `workbench` package first on the path
+        env["PYTHONPATH"] = str(src)
     env.update(WORKBENCH_HOME=str(work), WORKBENCH_CACHE=str(cache), OPENAI_BASE_URL=fake.base_url)
     cmd = [str(ROOT / ".venv" / "bin" / "workbench"), "score", str(evalset), "--judge", "openai",
            "--model", "fake-judge", "--embedding-model", "fake-embed", "--out", str(out), "--json", *extra]
@@ -114,6 +120,9 @@ def main() -> None:
     parser.add_argument("--save", type=Path, default=None, help="keep each run's items.jsonl here")
     parser.add_argument("--only", choices=["default", "two", "cached"], action="append",
                         help="run only these (cached implies default)")
+    parser.add_argument("--src", type=Path, action="append", default=None,
+                        help="a source tree holding another version's workbench/ package (e.g. `git archive "
+                             "<commit> | tar -x -C DIR`); repeat to alternate versions run by run under the same load")
     args = parser.parse_args()
     only = set(args.only or ["default", "two", "cached"])
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "
@@ -124,7 +133,11 @@ def main() -> None:
         tmp = Path(tmp)
         evalset = tmp / "items.jsonl"
         write_items(evalset, args.items)
-        for r in range(args.runs):
+        versions = args.src or [None]
+        for r in range(args.runs * len(versions)):
+            src = versions[r % len(versions)]
+            if len(versions) > 1 or src is not None:
+                print(f"-- version: {src or ROOT}", flush=True)
             figures: dict[str, dict] = {}
             plan = []
             if only & {"default", "cached"}:
@@ -137,7 +150,7 @@ def main() -> None:
                 work = tmp / f"work-{name.replace(' ', '-')}-{r}"
                 work.mkdir()
                 out = work / "out"
-                fig = run_cli(fake, evalset, work, tmp / cache_name, out, extra)
+                fig = run_cli(fake, evalset, work, tmp / cache_name, out, extra, src)
                 if not fig:
                     print(f"{name:<16}  n/a: this version has no {' '.join(extra[:1])} option", flush=True)
                     continue
