@@ -102,3 +102,55 @@ def test_estimate_calls_counts_per_item():
     assert with_reference["decompose"] == 2 and with_reference["context_recall_verify_estimated"] == 3
     assert with_reference["correctness_verify_estimated"] == 5
     assert with_reference["chat_calls_estimated"] == 2 + 2 + 1 + 1 + 0 + 1 + 3 + 5
+
+
+def test_independent_calls_of_an_item_start_before_any_of_them_returns():
+    """Decomposition answers only once the refusal check, the reverse questions and the question's
+    embedding have all started; the verification starts once the claims exist."""
+    from workbench.embed_batch import EmbeddingBatcher
+
+    started: dict[str, asyncio.Event] = {}
+
+    class GatedJudge(ScriptedJudge):
+        async def decompose(self, answer):
+            await asyncio.wait_for(asyncio.gather(*(started[k].wait() for k in ("refusal", "reverse", "embed"))), 5)
+            return await super().decompose(answer)
+
+        async def reverse_questions(self, answer, n):
+            started["reverse"].set()
+            return await super().reverse_questions(answer, n)
+
+        async def is_refusal(self, answer):
+            started["refusal"].set()
+            return await super().is_refusal(answer)
+
+    class GatedEmbedder(ScriptedEmbedder):
+        async def embed(self, texts):
+            if ITEMS[0].question in texts:
+                started["embed"].set()
+            return await super().embed(texts)
+
+    async def run():
+        started.update({k: asyncio.Event() for k in ("refusal", "reverse", "embed")})
+        base, embedder = scripted()
+        judge = GatedJudge()
+        judge._defaults = base._defaults
+        batcher = EmbeddingBatcher(GatedEmbedder({k: list(v) for k, v in embedder.table.items()}), window=0.001)
+        return await score_items(ITEMS[:1], judge, batcher, ScoreOptions()), judge
+
+    (record,), judge = asyncio.run(run())
+    assert record["errors"] == [] and record["faithfulness"] == 1.0 and record["answer_relevance"] == 1.0
+    order = [name for name, _ in judge.history]
+    # the citation check needs nothing and starts at once; the claim's verification follows its decomposition
+    assert order.index("verify") < order.index("decompose") and order[order.index("decompose"):].count("verify") == 1
+
+
+def test_scheduling_does_not_change_records_with_a_batcher():
+    """The same replies give the same records with or without coalesced embeddings."""
+    from workbench.embed_batch import EmbeddingBatcher
+
+    judge, embedder = scripted()
+    plain = asyncio.run(score_items(ITEMS, judge, embedder, ScoreOptions()))
+    judge, embedder = scripted()
+    batched = asyncio.run(score_items(ITEMS, judge, EmbeddingBatcher(embedder, window=0.001), ScoreOptions()))
+    assert json.dumps(plain) == json.dumps(batched)

@@ -44,7 +44,8 @@ def batch_options_from_env():
 
 
 def score_with_batch(items: Sequence[EvalItem], config: JudgeConfig, *, evalset: str, thresholds: Thresholds, k: int,
-                     corpus: Mapping[str, Passage] | None, out_dir: str | None, dry_run: bool, as_json: bool):
+                     corpus: Mapping[str, Passage] | None, out_dir: str | None, dry_run: bool, as_json: bool,
+                     metrics: Sequence[str] | None = None):
     """Run ``score --batch`` (or ``--batch-dry-run``); exits 2 on a usage or state error.
 
     Returns ``None`` after a dry run, else ``(records, summary, judge fingerprint, out dir)``.
@@ -67,7 +68,8 @@ def score_with_batch(items: Sequence[EvalItem], config: JudgeConfig, *, evalset:
 
     announce_judge(judge, embedder, thresholds, via=f", via the Batch API at {judge.host}")
     out = Path(out_dir) if out_dir else default_batch_dir(evalset, judge.fingerprint)
-    options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus, items_in_flight=256)
+    options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus, items_in_flight=256,
+                           **({"metrics": tuple(metrics)} if metrics is not None else {}))
     bopts = batch_options_from_env()
     if dry_run:
         stages = batch_dry_run(items, judge, embedder, options, out, bopts)

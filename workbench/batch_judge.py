@@ -166,6 +166,8 @@ class CacheOnlyEmbedder(_CacheOnly, OpenAICompatEmbedder):
     mode any missing text raises ``JudgeError`` (the failure message recorded by the batch run).
     """
 
+    coalescable = False  # its zero rows and per-call failures are per item: never merged
+
     def __init__(self, config=None, client=None, *, cache: JudgeCache | None = None, mode: str = "collect",
                  failures: Mapping[str, str] | None = None) -> None:
         OpenAICompatEmbedder.__init__(self, config, client, cache=cache)

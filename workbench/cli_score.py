@@ -38,12 +38,14 @@ def format_summary(summary: dict) -> str:
              f"thresholds           faithfulness {th['faithfulness']:.2f}, relevance {th['answer_relevance']:.2f}, "
              f"claim support {_claim_threshold(th)} ({th['source']})",
              ""]
+    skipped = set(summary.get("metrics_skipped") or ())
     for key, label in (("faithfulness", "faithfulness"), ("answer_relevance", "answer relevance")):
         block = summary.get(key)
-        lines.append(f"{label:<20} " + ("not scored" if not block else
+        lines.append(f"{label:<20} " + ("skipped (--metrics)" if key in skipped else "not scored" if not block else
                                           f"mean {num(block['mean'])}  pass {pct(block['pass_rate'])}  (n={block['n']})"))
     ret = summary.get("retrieval")
-    lines.append("retrieval            " + ("not scored (no gold_context_ids)" if not ret else
+    lines.append("retrieval            " + ("skipped (--metrics)" if "retrieval" in skipped else
+                                          "not scored (no gold_context_ids)" if not ret else
                                           f"recall@{ret['k']} {num(ret['recall_at_k'])}  precision@{ret['k']} "
                                           f"{num(ret['precision_at_k'])}  MRR {num(ret['mrr'])}  (n={ret['n']})"))
     cp = summary.get("context_precision")
@@ -59,16 +61,20 @@ def format_summary(summary: dict) -> str:
     if co:
         lines.append(f"correctness (e2e)    P {num(co['precision'])}  R {num(co['recall'])}  F1 {num(co['f1'])}  (n={co['n']})")
     ab = summary["abstention"]
-    lines.append(f"abstention           {pct(ab['abstention_rate'])} of {ab['unanswerable']} unanswerable  |  "
+    lines.append("abstention           skipped (--metrics)" if ab is None else
+                 f"abstention           {pct(ab['abstention_rate'])} of {ab['unanswerable']} unanswerable  |  "
                  f"false refusals {pct(ab['false_refusal_rate'])} of {ab['answerable']} answerable")
     cit = summary.get("citations")
-    lines.append("citations            " + ("none in answers" if not cit else
+    lines.append("citations            " + ("skipped (--metrics)" if "citations" in skipped else
+                                          "none in answers" if not cit else
                                           f"{cit['n']} cited: {cit['missing_from_corpus']} not in corpus, "
                                           f"{cit['not_retrieved']} not retrieved, {cit['unsupported']} unsupported"))
     q = summary["quotes"]
     lines.append(f"judge quotes         {q['n']} given, {q['hallucinated']} not found in passages ({pct(q['rate'])})")
     lines.append("")
     lines.extend(format_quadrant(summary))
+    if skipped:
+        lines.append(f"skipped metrics      {', '.join(summary['metrics_skipped'])} (not computed, null in the outputs)")
     if summary.get("corrected"):
         lines.append("")
         lines.extend(format_corrected(summary["corrected"]))
@@ -180,8 +186,12 @@ def load_items_or_exit(path: str):
 @click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
               help="Label store for corrected rates (default: WORKBENCH_DB or labels/workbench.db if it exists).")
 @annotator_options
+@click.option("--metrics", "metrics_text", default="all", show_default=True,
+              help="Comma-separated metrics to compute (faithfulness, answer_relevance, abstention, citations, "
+                   "context_precision, context_recall, correctness, retrieval); the others make no calls and are null.")
 def score(evalset, corpus, backend, model, embedding_model, thresholds_path, concurrency, out_dir, no_cache,
-          dry_run, batch, k, as_json, db_path, batch_dry_run=False, annotators=(), exclude_annotators=()):
+          dry_run, batch, k, as_json, db_path, batch_dry_run=False, annotators=(), exclude_annotators=(),
+          metrics_text="all"):
     """Score an eval set end to end: retrieval, faithfulness, relevance, abstention, citations, quadrant.
 
     Writes items.jsonl and summary.json into --out. With a label store (--db, or the default
@@ -192,8 +202,13 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     """
     from workbench.dataset import DatasetError, load_corpus
     from workbench.judges.factory import build_judge
-    from workbench.pipeline import ScoreOptions, default_run_dir, estimate_calls, run_scoring
+    from workbench.pipeline import ScoreOptions, default_run_dir, estimate_calls, parse_metrics, run_scoring
 
+    try:
+        metrics = parse_metrics(metrics_text)
+    except ValueError as exc:
+        echo_err(f"error: --metrics: {exc}")
+        sys.exit(2)
     items = load_items_or_exit(evalset)
     if db_path is None:
         from workbench.config import default_db_path
@@ -204,7 +219,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
         sys.exit(2)
     chosen = annotators_for_store(db_path, annotators, exclude_annotators)
     if dry_run:
-        estimate = estimate_calls(items)
+        estimate = estimate_calls(items, metrics=metrics)
         click.echo(json.dumps(estimate, indent=2) if as_json else
                    "\n".join(f"{k_:<32} {v}" for k_, v in estimate.items()))
         return
@@ -224,7 +239,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
         from workbench.batch_cli import score_with_batch
 
         result = score_with_batch(items, config, evalset=evalset, thresholds=thresholds, k=k, corpus=corpus_map,
-                                  out_dir=out_dir, dry_run=batch_dry_run, as_json=as_json)
+                                  out_dir=out_dir, dry_run=batch_dry_run, as_json=as_json, metrics=metrics)
         if result is None:
             return
         records, summary, fingerprint, out = result
@@ -238,7 +253,7 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
         sys.exit(2)
     announce_judge(judge, embedder, thresholds)
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus_map,
-                           items_in_flight=max(8, 2 * (concurrency or 32)))
+                           items_in_flight=max(8, 2 * (concurrency or 32)), metrics=metrics)
     records, summary = run_scoring(items, judge, embedder, options)
     _finish(Path(out_dir) if out_dir else default_run_dir(), records, summary, items=items, thresholds=thresholds,
             fingerprint=judge.fingerprint, db_path=db_path, as_json=as_json, annotators=chosen)

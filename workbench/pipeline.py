@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
+from workbench.embed_batch import EmbeddingBatcher
 from workbench.judges.base import Embedder, Judge, JudgeError, combined_usage, run_sync
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations, cited_sentences
@@ -29,9 +30,38 @@ from workbench.text import DEFAULT_CITATION_PATTERN, split_sentences
 from workbench.types import EvalItem, JudgeUsage, Passage, Thresholds
 
 
+METRICS = ("faithfulness", "answer_relevance", "abstention", "citations", "context_precision", "context_recall",
+           "correctness", "retrieval")
+"""Every metric ``score --metrics`` can choose, in the order ``summary.json`` lists skipped ones."""
+
+
+def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The metrics named in ``text`` (comma-separated, or a sequence), in :data:`METRICS` order.
+
+    ``None``, ``""`` or ``"all"`` mean every metric. Raises ``ValueError`` naming each unknown
+    name and the expected ones; an empty selection (e.g. ``","``) is an error too.
+    """
+    if text is None or (isinstance(text, str) and text.strip().lower() in ("", "all")):
+        return METRICS
+    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n.strip()]
+    unknown = [n for n in names if n not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {', '.join(unknown)}: expected a comma-separated list of "
+                         f"{', '.join(METRICS)} (or 'all')")
+    if not names:
+        raise ValueError(f"no metric named: expected a comma-separated list of {', '.join(METRICS)} (or 'all')")
+    return tuple(m for m in METRICS if m in names)
+
+
 @dataclass(frozen=True)
 class ScoreOptions:
-    """Knobs of a scoring run (none of them change a judge's verdicts)."""
+    """Knobs of a scoring run (none of them change a judge's verdicts).
+
+    ``metrics`` are the metrics to compute (default all of :data:`METRICS`); a metric left out
+    makes no judge or embedding call and is ``null`` in ``items.jsonl`` and ``summary.json``.
+    Without ``abstention`` no refusal check runs, so ``abstained`` is ``null`` and a refusing
+    answer's faithfulness is scored like any other answer's.
+    """
 
     thresholds: Thresholds = field(default_factory=Thresholds)
     k: int = 5
@@ -40,6 +70,7 @@ class ScoreOptions:
     citation_pattern: str = DEFAULT_CITATION_PATTERN
     hallucination_unsupported: bool = True
     items_in_flight: int = 64
+    metrics: tuple[str, ...] = METRICS
 
 
 async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: ScoreOptions) -> dict:
@@ -50,7 +81,11 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
     judgments at once. A judge failure is recorded in ``errors`` and the affected metric is
     ``None``; it never raises.
     """
-    errors: list[str] = []
+    wanted = set(options.metrics)
+    # Errors are kept per step and joined in a fixed order, whatever order the calls finish in.
+    slots = ("decompose answer", "decompose reference", "is_refusal", "answer_relevance", "verify", "citations",
+             "context_precision", "context_recall", "correctness")
+    failed: dict[str, list[str]] = {name: [] for name in slots}
 
     async def decompose(text: str | None, what: str) -> list[str] | None:
         if not text or not text.strip():
@@ -58,45 +93,73 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         try:
             return await judge.decompose(text)
         except JudgeError as exc:
-            errors.append(f"decompose {what}: {exc}")
+            failed[f"decompose {what}"].append(f"decompose {what}: {exc}")
             return None
-
-    claims, ref_statements = await asyncio.gather(decompose(item.answer, "answer"),
-                                                  decompose(item.reference, "reference"))
 
     async def guarded(name: str, coro, default=None):
         """One metric's calls: a judge failure is recorded under ``name``; the other metrics go on."""
         try:
             return await coro
         except JudgeError as exc:
-            errors.append(f"{name}: {exc}")
+            failed[name].append(f"{name}: {exc}")
             return default
 
     async def nothing():
         return None
 
-    verify_all = (asyncio.gather(*(verify_claim(c, item.contexts, judge,
-                                                hallucination_unsupported=options.hallucination_unsupported,
-                                                support_threshold=options.thresholds.claim_support)
-                                   for c in claims)) if claims is not None else nothing())
-    judge_contexts = hasattr(judge, "judge_context") and bool(item.contexts)
-    with_reference = bool(item.reference) and ref_statements is not None
-    abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
-        guarded("is_refusal", judge.is_refusal(item.answer)),
-        guarded("answer_relevance", answer_relevance(item.question, item.answer, judge, embedder,
-                                                     n=options.n_questions)),
-        guarded("verify", verify_all),
-        guarded("citations", check_citations(item, judge, corpus=options.corpus, pattern=options.citation_pattern),
-                default=[]),
-        guarded("context_precision", context_precision(item.question, item.contexts, judge,
-                                                       gold_ids=item.gold_context_ids)
-                if judge_contexts else nothing()),
-        guarded("context_recall", context_recall(item.reference, item.contexts, judge, statements=ref_statements)
-                if with_reference else nothing()),
-        guarded("correctness", answer_correctness(item.answer, claims, item.reference, judge,
-                                                  reference_statements=ref_statements, embedder=embedder)
-                if with_reference and claims is not None else nothing()),
-    )
+    # Every call that needs nothing else starts now; the rest start as soon as their inputs exist.
+    need_claims = bool(wanted & {"faithfulness", "correctness"})
+    need_statements = bool(item.reference) and bool(wanted & {"context_recall", "correctness"})
+    claims_task = asyncio.ensure_future(decompose(item.answer, "answer") if need_claims else nothing())
+    statements_task = asyncio.ensure_future(decompose(item.reference, "reference") if need_statements else nothing())
+    if "answer_relevance" in wanted and item.answer.strip() and isinstance(embedder, EmbeddingBatcher):
+        embedder.prefetch(item.question)  # the question's vector does not wait for the reverse questions
+
+    async def verify_all():
+        claims = await claims_task
+        if claims is None:
+            return None
+        return await asyncio.gather(*(verify_claim(c, item.contexts, judge,
+                                                   hallucination_unsupported=options.hallucination_unsupported,
+                                                   support_threshold=options.thresholds.claim_support)
+                                      for c in claims))
+
+    async def recall():
+        statements = await statements_task
+        if not (bool(item.reference) and statements is not None):
+            return None
+        return await context_recall(item.reference, item.contexts, judge, statements=statements)
+
+    async def correctness():
+        claims, statements = await asyncio.gather(claims_task, statements_task)
+        if not (bool(item.reference) and statements is not None) or claims is None:
+            return None
+        return await answer_correctness(item.answer, claims, item.reference, judge,
+                                        reference_statements=statements, embedder=embedder)
+
+    judge_contexts = hasattr(judge, "judge_context") and bool(item.contexts) and "context_precision" in wanted
+    try:
+        abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
+            guarded("is_refusal", judge.is_refusal(item.answer)) if "abstention" in wanted else nothing(),
+            guarded("answer_relevance", answer_relevance(item.question, item.answer, judge, embedder,
+                                                         n=options.n_questions))
+            if "answer_relevance" in wanted else nothing(),
+            guarded("verify", verify_all()) if "faithfulness" in wanted else nothing(),
+            guarded("citations", check_citations(item, judge, corpus=options.corpus, pattern=options.citation_pattern),
+                    default=[]) if "citations" in wanted else _empty_list(),
+            guarded("context_precision", context_precision(item.question, item.contexts, judge,
+                                                           gold_ids=item.gold_context_ids)
+                    if judge_contexts else nothing()),
+            guarded("context_recall", recall()) if "context_recall" in wanted else nothing(),
+            guarded("correctness", correctness()) if "correctness" in wanted else nothing(),
+        )
+        await asyncio.gather(claims_task, statements_task)
+    finally:
+        for task in (claims_task, statements_task):
+            task.cancel()
+        if isinstance(embedder, EmbeddingBatcher):
+            embedder.forget(item.question)
+    errors: list[str] = [message for name in slots for message in failed[name]]
     faith = None
     claim_records: list[dict] = []
     if claim_verdicts is not None:
@@ -108,7 +171,8 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
     if is_abstained:
         faith = None
     relevance_score = rel.score if rel is not None else None
-    retrieval = retrieval_scores([p.id for p in item.contexts], item.gold_context_ids, k=options.k)
+    retrieval = (retrieval_scores([p.id for p in item.contexts], item.gold_context_ids, k=options.k)
+                 if "retrieval" in wanted else None)
     errors.extend(f"citation {c.id}: {c.error}" for c in cites if c.error)
     if cprec is not None:
         errors.extend(f"context {v.passage_id}: {v.error}" for v in cprec.verdicts if v.error)
@@ -148,13 +212,21 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
     }
 
 
+async def _empty_list() -> list:
+    return []
+
+
 async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
                       *, on_item_done: Callable[[dict], None] | None = None) -> list[dict]:
     """Score every item, at most ``options.items_in_flight`` at a time; records in input order.
 
     An unexpected exception inside one item is recorded on that item (``errors``), not raised.
+    An embedder that allows it (``coalescable``, e.g. the OpenAI-compatible one) is wrapped in an
+    :class:`~workbench.embed_batch.EmbeddingBatcher`, so the items' embeddings share requests.
     """
     gate = asyncio.Semaphore(max(1, options.items_in_flight))
+    if getattr(embedder, "coalescable", False) and not isinstance(embedder, EmbeddingBatcher):
+        embedder = EmbeddingBatcher(embedder)
 
     async def one(item: EvalItem) -> dict:
         async with gate:
@@ -195,8 +267,6 @@ def _context_precision_block(records: Sequence[dict]) -> dict | None:
     id_based = _mean_block([r.get("context_precision_id_based") for r in records])
     if judged is None and id_based is None:
         return None
-    from workbench.stats.agreement import cohen_kappa
-
     judge_flags, gold_flags = [], []
     for r in records:
         if r.get("context_precision_id_based") is None or r.get("context_precision") is None:
@@ -205,7 +275,11 @@ def _context_precision_block(records: Sequence[dict]) -> dict | None:
         for p in r.get("context_judgments", []):
             judge_flags.append(bool(p["relevant"]))
             gold_flags.append(p["id"] in gold)
-    kappa = cohen_kappa(gold_flags, judge_flags, labels=[True, False]) if len(judge_flags) >= 2 else None
+    kappa = None
+    if len(judge_flags) >= 2:
+        from workbench.stats.agreement import cohen_kappa  # imported only when there is something to compare
+
+        kappa = cohen_kappa(gold_flags, judge_flags, labels=[True, False])
     return {"n": judged["n"] if judged else 0, "mean": judged["mean"] if judged else None,
             "id_based": id_based, "judge_vs_gold_kappa": kappa, "n_passages_compared": len(judge_flags)}
 
@@ -221,7 +295,7 @@ def _correctness_block(records: Sequence[dict]) -> dict | None:
 
 
 def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUsage, fingerprint: str,
-              k: int = 5, rng=None) -> dict:
+              k: int = 5, rng=None, metrics: Sequence[str] = METRICS) -> dict:
     """Aggregate item records into the ``summary.json`` contract (``None`` where nothing was scored).
 
     ``quadrant_ci`` holds bootstrap 95% intervals of the four quadrant cells' shares of all items
@@ -241,7 +315,8 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
     cites = [c for r in records for c in r["citations"]]
     n_quotes = sum(r.get("_quotes", 0) for r in records)
     n_halluc = sum(r.get("_hallucinated", 0) for r in records)
-    return {
+    skipped = [m for m in METRICS if m not in set(metrics)]
+    summary = {
         "n_items": len(records),
         "judge": {"fingerprint": fingerprint, "calls": usage.calls, "cache_hits": usage.cache_hits,
                   "failures": usage.failures, "prompt_tokens": usage.prompt_tokens,
@@ -268,7 +343,11 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
         "diagnosis": diagnosis_counts(r.get("diagnosis", "insufficient_data") for r in records),
         "quotes": {"n": n_quotes, "hallucinated": n_halluc, "rate": (n_halluc / n_quotes) if n_quotes else None},
         "errors": {"items_with_errors": sum(1 for r in records if r["errors"])},
+        "metrics_skipped": skipped,
     }
+    for metric in skipped:
+        summary[metric] = None
+    return summary
 
 
 def public_record(record: dict) -> dict:
@@ -289,14 +368,16 @@ def write_outputs(out_dir: Path, records: Sequence[dict], summary: dict) -> None
     summary_tmp.replace(out_dir / "summary.json")
 
 
-def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT_CITATION_PATTERN) -> dict:
+def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT_CITATION_PATTERN,
+                   metrics: Sequence[str] = METRICS) -> dict:
     """Expected judge calls before spending anything, counted per kind.
 
     Per item: 1 decompose, one verify per claim (claims estimated by sentence count), 1
     reverse-questions, 1 refusal, one verify per citation, one context judgment per retrieved
     passage; with a ``reference``, 1 more decompose, one verify per reference statement against
     the passages (context recall) and one per claim and per statement for correctness (answer
-    vs reference, both ways). Plus one embedding request per item.
+    vs reference, both ways). Plus one embedding request per item. Kinds only a metric left out of
+    ``metrics`` needs count 0.
     """
     n = len(items)
     claims = [len(split_sentences(i.answer)) for i in items]
@@ -313,8 +394,18 @@ def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT
         "context_recall_verify_estimated": sum(statements),
         "correctness_verify_estimated": sum(c + s for c, s, r in zip(claims, statements, with_reference) if r),
     }
+    wanted = set(metrics)
+    needs = {"decompose": {"faithfulness", "correctness", "context_recall"}, "verify_estimated": {"faithfulness"},
+             "reverse_questions": {"answer_relevance"}, "refusal": {"abstention"}, "citation_checks": {"citations"},
+             "context_judgments": {"context_precision"}, "context_recall_verify_estimated": {"context_recall"},
+             "correctness_verify_estimated": {"correctness"}}
+    for kind, users in needs.items():
+        if not wanted & users:
+            estimate[kind] = 0
+    estimate["decompose"] = ((n if wanted & {"faithfulness", "correctness"} else 0)
+                             + (sum(with_reference) if wanted & {"context_recall", "correctness"} else 0))
     estimate["chat_calls_estimated"] = sum(v for k, v in estimate.items() if k != "items")
-    estimate["embedding_calls"] = n
+    estimate["embedding_calls"] = n if wanted & {"answer_relevance", "correctness"} else 0
     return estimate
 
 
@@ -329,7 +420,7 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
     finally:
         bar.close()
     summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
-                        fingerprint=judge.fingerprint, k=options.k)
+                        fingerprint=judge.fingerprint, k=options.k, metrics=options.metrics)
     summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
     return records, summary
 

@@ -23,9 +23,8 @@ from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
-import openai
-
 from workbench.judges.base import JudgeError
+from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.parsing import ParseError
 
 T = TypeVar("T")

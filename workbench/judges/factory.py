@@ -20,5 +20,7 @@ def build_judge(config: JudgeConfig) -> tuple[Judge, Embedder]:
 
         judge = OpenAICompatJudge(config)
         # one endpoint: one connection pool, one cache, one in-flight budget (429s back off both)
-        return judge, OpenAICompatEmbedder(config, client=judge.client, cache=judge.cache, limiter=judge.limiter)
+        # (the client is built on first use: a run answered from the cache never imports openai)
+        return judge, OpenAICompatEmbedder(config, client=lambda: judge.client, cache=judge.cache,
+                                           limiter=judge.limiter)
     raise ValueError(f"unknown judge backend {config.backend!r}: expected 'offline' or 'openai'")

@@ -13,6 +13,7 @@ key nor a base URL the constructor raises :class:`MissingCredentialsError`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -26,12 +27,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
-import openai
 
 from workbench.config import JudgeConfig, default_cache_path
 from workbench.judges.base import JudgeError, fingerprint
 from workbench.judges.cache import JudgeCache, cache_key
-from workbench.judges.concurrency import AdaptiveLimiter, with_retries
+from workbench.judges.concurrency import DEFAULT_INITIAL_LIMIT, AdaptiveLimiter, with_retries
+from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.parsing import (
     ParseError,
     ParseResult,
@@ -66,12 +67,46 @@ def endpoint_host(base_url: str | None) -> str:
     return (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
 
 
+def pool_size(config: JudgeConfig) -> int:
+    """Connections the client keeps: the fixed concurrency cap, else the adaptive limit's start."""
+    return config.concurrency or DEFAULT_INITIAL_LIMIT
+
+
+def http_client(config: JudgeConfig):
+    """The HTTP client under ``AsyncOpenAI``: one connection pool sized to the concurrency limit
+    (the default pool keeps up to 100 idle connections, and every request scans them)."""
+    import importlib
+
+    client_class = openai.DefaultAsyncHttpxClient  # the SDK's own HTTP library (httpx, or its httpx2 fork)
+    http = importlib.import_module(client_class.__mro__[1].__module__.split(".")[0])
+    size = pool_size(config)
+    return client_class(limits=http.Limits(max_connections=size, max_keepalive_connections=size))
+
+
+def base_url_of(config: JudgeConfig) -> str | None:
+    """The endpoint ``make_client`` uses: ``config.base_url``, else ``OPENAI_BASE_URL``, else ``None`` (OpenAI)."""
+    return config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+
 def make_client(config: JudgeConfig) -> openai.AsyncOpenAI:
-    """An ``AsyncOpenAI`` for ``config`` with client-side retries off and the per-call timeout.
+    """An ``AsyncOpenAI`` for ``config`` with client-side retries off, the per-call timeout and a
+    connection pool sized to the concurrency limit.
 
     Raises ``MissingCredentialsError`` when there is no key and no self-hosted base URL.
     """
-    base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    api_key = check_credentials(config)
+    client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url_of(config), max_retries=0, timeout=config.timeout,
+                                http_client=http_client(config))
+    client.workbench_pool_size = pool_size(config)  # copies for other event loops get the same pool size
+    return client
+
+
+def check_credentials(config: JudgeConfig) -> str:
+    """The API key ``make_client`` would use (without importing ``openai``).
+
+    Raises ``MissingCredentialsError`` when there is no key and no self-hosted base URL.
+    """
+    base_url = base_url_of(config)
     api_key = os.environ.get("OPENAI_API_KEY") or None
     if api_key is None:
         if base_url is None:
@@ -82,12 +117,53 @@ def make_client(config: JudgeConfig) -> openai.AsyncOpenAI:
         if endpoint_host(base_url) == OPENAI_HOST:
             raise MissingCredentialsError(f"OPENAI_API_KEY is not set and {base_url} needs one")
         api_key = PLACEHOLDER_KEY
-    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=config.timeout)
+    return api_key
 
 
 def render_passages(passages: Sequence[Passage]) -> str:
     """Passages as ``<passage id="...">text</passage>`` blocks, in the given order."""
     return "\n".join(f'<passage id="{p.id}">\n{p.text}\n</passage>' for p in passages)
+
+
+@functools.lru_cache(maxsize=512)
+def _rendered_tuple(passages: tuple[Passage, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return render_passages(passages), tuple((p.id, p.text) for p in passages)
+
+
+def rendered_passages(passages: Sequence[Passage]) -> tuple[str, list[list[str]]]:
+    """``(prompt text, cache-key form)`` of the passages, rendered once per passage tuple (an
+    item's claims are all verified against the same passages)."""
+    try:
+        text, pairs = _rendered_tuple(tuple(passages))
+    except TypeError:  # unhashable passages: render each time
+        return render_passages(passages), [[p.id, p.text] for p in passages]
+    return text, [list(pair) for pair in pairs]
+
+
+def _field(obj: Any, name: str, default: Any) -> Any:
+    """``obj.name`` for SDK objects, ``obj[name]`` for the plain JSON dicts of a raw reply."""
+    if isinstance(obj, dict):
+        value = obj.get(name, default)
+        return default if value is None and default is not None else value
+    return getattr(obj, name, default)
+
+
+async def post_json(client, path: str, body: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    """POST ``body`` to ``path`` of the endpoint with the SDK's client; the reply as a plain dict.
+
+    The SDK's errors (429, 5xx, timeouts, connection errors, 400) are raised as by
+    ``chat.completions.create``, but the request is not re-validated and the reply is not built
+    into pydantic objects, which took most of the client's CPU per call. A 200 whose body is not
+    a JSON object raises ``ParseError`` (retried like unparseable output).
+    """
+    raw = await client_for_running_loop(client).post(path, body=body, cast_to=bytes, options={"timeout": timeout})
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise ParseError(f"{path}: the reply is not a JSON object", raw[:200].decode("utf-8", "replace"))
+    return data
 
 
 def p_true_from_logprobs(logprobs: Any, key: str = "supported") -> float | None:
@@ -97,14 +173,14 @@ def p_true_from_logprobs(logprobs: Any, key: str = "supported") -> float | None:
     ``P(true) / (P(true) + P(false))`` over its ``top_logprobs`` (both normalised so mass on other
     tokens is ignored). ``None`` when logprobs are missing or the token cannot be found.
     """
-    tokens = getattr(logprobs, "content", None) if logprobs is not None else None
+    tokens = _field(logprobs, "content", None) if logprobs is not None else None
     if not tokens:
         return None
     seen = ""
     marker = f'"{key}"'
     found_key = False
     for token in tokens:
-        text = getattr(token, "token", "") or ""
+        text = _field(token, "token", "") or ""
         if not found_key:
             seen += text
             found_key = marker in seen
@@ -113,15 +189,15 @@ def p_true_from_logprobs(logprobs: Any, key: str = "supported") -> float | None:
         if not word:
             continue
         if word.startswith("true") or word.startswith("false"):
-            alternatives = list(getattr(token, "top_logprobs", None) or [])
+            alternatives = list(_field(token, "top_logprobs", None) or [])
             if not alternatives:
                 alternatives = [token]
             mass = {"true": 0.0, "false": 0.0}
             for alt in alternatives:
-                alt_word = (getattr(alt, "token", "") or "").strip().strip('":,').lower()
+                alt_word = (_field(alt, "token", "") or "").strip().strip('":,').lower()
                 for name in mass:  # "true", "True", "tr" (a split token) all count for true
                     if alt_word and (name.startswith(alt_word) or alt_word.startswith(name)):
-                        mass[name] += math.exp(getattr(alt, "logprob", -math.inf))
+                        mass[name] += math.exp(_field(alt, "logprob", -math.inf))
                         break
             total = mass["true"] + mass["false"]
             return None if total <= 0 else mass["true"] / total
@@ -146,9 +222,44 @@ def client_for_running_loop(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
         entry = (weakref.ref(loop), client)
         _PER_LOOP[client] = entry
     elif entry[0]() is not loop:
-        entry = (weakref.ref(loop), client.copy(http_client=openai.DefaultAsyncHttpxClient(), max_retries=0))
+        size = getattr(client, "workbench_pool_size", DEFAULT_INITIAL_LIMIT)
+        entry = (weakref.ref(loop), client.copy(http_client=http_client(JudgeConfig(concurrency=size)), max_retries=0))
         _PER_LOOP[client] = entry
     return entry[1]
+
+
+class _LazyClient:
+    """The ``client`` attribute of the judge and the embedder: given, or built on first use.
+
+    ``source`` is an ``AsyncOpenAI``, a callable returning one (to share another object's client
+    without building it), or ``None`` (build from the config). Credentials are checked at once.
+    """
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = f"_{name}_source"
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        source = obj.__dict__.get(self.slot)
+        if source is None:
+            source = make_client(obj.config)
+        elif callable(source) and not hasattr(source, "base_url"):
+            source = source()
+        obj.__dict__[self.slot] = source
+        return source
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.slot] = value
+
+
+def _host_of(client, config: JudgeConfig) -> str:
+    """The endpoint host of a given client, else of the config (no client is built)."""
+    if client is not None and hasattr(client, "base_url"):
+        return endpoint_host(str(client.base_url))
+    if client is None:
+        check_credentials(config)
+    return endpoint_host(base_url_of(config))
 
 
 @dataclass
@@ -187,6 +298,7 @@ class OpenAICompatJudge:
     """
 
     backend = "openai"
+    client = _LazyClient()
 
     def __init__(
         self,
@@ -201,8 +313,8 @@ class OpenAICompatJudge:
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.model or os.environ.get("WORKBENCH_MODEL") or DEFAULT_MODEL
-        self.client = client if client is not None else make_client(self.config)
-        self.host = endpoint_host(str(self.client.base_url))
+        self.host = _host_of(client, self.config)
+        self.client = client
         self.cache = _open_cache(self.config, cache)
         self.limiter = AdaptiveLimiter(fixed=self.config.concurrency)
         self.logprobs = logprobs
@@ -237,7 +349,6 @@ class OpenAICompatJudge:
             "model": self.model,
             "messages": [{"role": "user", "content": text}],
             "temperature": self.config.temperature,
-            "timeout": self.config.timeout,
         }
         if self.config.seed is not None:
             kwargs["seed"] = self.config.seed
@@ -248,24 +359,27 @@ class OpenAICompatJudge:
         while True:
             self._ledger.calls += 1
             try:
-                response = await client_for_running_loop(self.client).chat.completions.create(**kwargs)
+                response = await post_json(self.client, "/chat/completions", kwargs, self.config.timeout)
                 break
             except openai.BadRequestError as exc:
                 if not self._drop_optional(exc, kwargs):
                     raise
-        usage = getattr(response, "usage", None)
+        usage = response.get("usage") or {}
         meta = {
-            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "prompt_tokens": int(_field(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(_field(usage, "completion_tokens", 0) or 0),
         }
         self._ledger.prompt_tokens += meta["prompt_tokens"]
         self._ledger.completion_tokens += meta["completion_tokens"]
-        if not response.choices:
+        choices = response.get("choices")
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             raise ParseError("reply has no choices", "")
-        choice = response.choices[0]
-        content = choice.message.content or ""
+        choice = choices[0]
+        content = _field(choice.get("message") or {}, "content", "") or ""
+        if not isinstance(content, str):
+            raise ParseError("reply content is not text", str(content)[:200])
         if logprobs:
-            meta["p_true"] = p_true_from_logprobs(getattr(choice, "logprobs", None), key=logprob_key)
+            meta["p_true"] = p_true_from_logprobs(choice.get("logprobs"), key=logprob_key)
         return content, meta
 
     def _drop_optional(self, exc: openai.BadRequestError, kwargs: dict) -> bool:
@@ -363,8 +477,9 @@ class OpenAICompatJudge:
         """
         if not passages:
             return ClaimVerdict(claim=claim, supported=False, score=0.0, reason="no passages to check against")
-        fields = {"passages": render_passages(passages), "claim": claim}
-        key_input = {"claim": claim, "passages": [[p.id, p.text] for p in passages]}
+        rendered, pairs = rendered_passages(passages)
+        fields = {"passages": rendered, "claim": claim}
+        key_input = {"claim": claim, "passages": pairs}
         parsed, meta = await self._call("verify", fields, key_input, parse_verdict, json_mode=True, logprobs=self.logprobs)
         verdict = parsed.value
         p_true = meta.get("p_true")
@@ -438,6 +553,8 @@ class OpenAICompatEmbedder:
     """
 
     backend = "openai"
+    coalescable = True  # the pipeline may merge concurrent embed() calls (workbench.embed_batch)
+    client = _LazyClient()
 
     def __init__(
         self,
@@ -451,8 +568,8 @@ class OpenAICompatEmbedder:
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.embedding_model or os.environ.get("WORKBENCH_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
-        self.client = client if client is not None else make_client(self.config)
-        self.host = endpoint_host(str(self.client.base_url))
+        self.host = _host_of(client, self.config)
+        self.client = client
         self.cache = _open_cache(self.config, cache)
         self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency)
         self.batch_size = max(1, min(batch_size, EMBED_BATCH))
@@ -469,13 +586,14 @@ class OpenAICompatEmbedder:
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         async def attempt() -> list[list[float]]:
             self._ledger.calls += 1
-            response = await client_for_running_loop(self.client).embeddings.create(model=self.model, input=batch, timeout=self.config.timeout)
-            data = sorted(response.data, key=lambda d: d.index)
+            response = await post_json(self.client, "/embeddings", {"model": self.model, "input": batch},
+                                       self.config.timeout)
+            rows = [d for d in (response.get("data") or []) if isinstance(d, dict)]
+            data = sorted(rows, key=lambda d: d.get("index", 0))
             if len(data) != len(batch):
                 raise JudgeError(f"embeddings: sent {len(batch)} texts, got {len(data)} vectors")
-            usage = getattr(response, "usage", None)
-            self._ledger.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-            return [list(map(float, d.embedding)) for d in data]
+            self._ledger.prompt_tokens += int(_field(response.get("usage") or {}, "prompt_tokens", 0) or 0)
+            return [list(map(float, d.get("embedding") or ())) for d in data]
 
         try:
             return await with_retries(

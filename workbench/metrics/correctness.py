@@ -6,6 +6,7 @@ positives answer claims it does not, false negatives reference statements the an
 """
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,8 +53,9 @@ async def answer_correctness(answer: str, answer_claims: Sequence[str], referenc
     if not reference or not reference.strip():
         return None
     statements = list(reference_statements) if reference_statements is not None else await judge.decompose(reference)
-    forward = await statements_supported(answer_claims, [Passage("reference", reference)], judge)
-    backward = await statements_supported(statements, [Passage("answer", answer)], judge)
+    forward, backward = await asyncio.gather(  # both directions at once: one round trip
+        statements_supported(answer_claims, [Passage("reference", reference)], judge),
+        statements_supported(statements, [Passage("answer", answer)], judge))
     if (answer_claims and forward.score is None) or (statements and backward.score is None):
         return CorrectnessResult(None, None, None)
     tp = sum(v.supported for v in forward.verdicts)

@@ -1,0 +1,56 @@
+"""A run answered entirely from the judge cache makes no call and never imports openai (start-up cost)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fake_openai import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "data" / "demo_rag.jsonl"
+RUN = """
+import sys
+from workbench.cli import main
+try:
+    main(sys.argv[1:], standalone_mode=False)
+finally:
+    print("OPENAI_IMPORTED=" + str("openai" in sys.modules), file=sys.stderr)
+"""
+
+
+def run_score(fake: FakeOpenAI, tmp: Path, out: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_", "OPENAI_"))}
+    env.update(OPENAI_BASE_URL=fake.base_url, WORKBENCH_CACHE=str(tmp / "cache.db"), WORKBENCH_HOME=str(tmp))
+    return subprocess.run([sys.executable, "-c", RUN, "score", str(DEMO), "--judge", "openai", "--model", "m",
+                           "--out", str(tmp / out)], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_cached_rerun_makes_no_call_and_does_not_import_openai(tmp_path):
+    with FakeOpenAI() as fake:
+        first = run_score(fake, tmp_path, "a")
+        assert first.returncode == 0, first.stderr
+        assert "OPENAI_IMPORTED=True" in first.stderr
+        calls = fake.count()
+        assert calls > 0
+        second = run_score(fake, tmp_path, "b")
+        assert second.returncode == 0, second.stderr
+        assert fake.count() == calls  # nothing sent
+    assert "OPENAI_IMPORTED=False" in second.stderr
+    assert (tmp_path / "a" / "items.jsonl").read_bytes() == (tmp_path / "b" / "items.jsonl").read_bytes()
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["judge"]["calls"] == 0 and summary["judge"]["cache_hits"] > 0
+
+
+def test_the_connection_pool_is_sized_to_the_concurrency_limit():
+    from workbench.config import JudgeConfig
+    from workbench.judges.concurrency import DEFAULT_INITIAL_LIMIT
+    from workbench.judges.openai_compat import make_client
+
+    fixed = make_client(JudgeConfig(backend="openai", base_url="http://127.0.0.1:9/v1", concurrency=5))
+    adaptive = make_client(JudgeConfig(backend="openai", base_url="http://127.0.0.1:9/v1"))
+    pool = fixed._client._transport._pool
+    assert (pool._max_connections, pool._max_keepalive_connections) == (5, 5)
+    assert adaptive._client._transport._pool._max_connections == DEFAULT_INITIAL_LIMIT
