@@ -15,7 +15,11 @@ threshold on your own labels (``workbench calibrate``) before trusting its pass 
   probability; ``supported`` is ``score >= threshold`` (0.5, class-balanced fit). The quote is
   the best-matching passage sentence, always a genuine substring of its passage.
 - ``reverse_questions``: see the method (it cannot write questions).
-- ``is_refusal``: ``text.looks_like_refusal``.
+- ``is_refusal``: ``refusal.RefusalDetector``, a small logistic model over the bundled sentence
+  embedding of the answer's head plus lexical cues (first person + inability, "not in / not
+  covered by the documents", false-premise rejections, apology + refusal, ...), weights in
+  ``refusal_model.json`` (fitted by ``scripts/fit_refusal_detector.py``; held-out figures are
+  recorded in that file and printed by the script). ``refusal_score`` gives its probability.
 - ``OfflineEmbedder``: bundled ``wordllama`` static embeddings (256 dimensions), used for answer
   relevance.
 """
@@ -41,7 +45,8 @@ from workbench.judges.offline_features import (
     content_stems,
     tokens,
 )
-from workbench.text import looks_like_refusal, split_sentences, strip_citations
+from workbench.judges.refusal import RefusalDetector
+from workbench.text import split_sentences, strip_citations
 from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
 
 #: Question words that carry no topic (left out of context-relevance coverage).
@@ -163,11 +168,14 @@ class OfflineJudge:
         embedder: Kept for callers that share one embedder between judge and relevance metric;
             ``verify`` does not use embeddings (they added little on the shipped data).
         model_path: The logistic weights file (default: the bundled ``offline_model.json``).
+        refusal_model_path: The refusal detector's weights (default: the bundled ``refusal_model.json``).
     """
 
-    def __init__(self, embedder: OfflineEmbedder | None = None, model_path: str | Path | None = None) -> None:
+    def __init__(self, embedder: OfflineEmbedder | None = None, model_path: str | Path | None = None,
+                 refusal_model_path: str | Path | None = None) -> None:
         self.embedder = embedder
         self.model = load_model(model_path)
+        self.refusal = RefusalDetector((embedder or OfflineEmbedder()).embed_sync, refusal_model_path)
         self.threshold = self.model.threshold
         self.fingerprint = make_fingerprint({
             "backend": "offline",
@@ -175,6 +183,7 @@ class OfflineJudge:
             "weights_sha256": self.model.sha256,
             "feature_version": FEATURE_VERSION,
             "embedder": WORDLLAMA_MODEL,
+            "refusal_weights_sha256": self.refusal.model.sha256,
         })
         self._calls = 0
         self._lock = threading.Lock()
@@ -251,9 +260,16 @@ class OfflineJudge:
                               reason=f"offline: {len(wanted & have)}/{len(wanted)} question content words in passage")
 
     async def is_refusal(self, answer: str) -> bool:
-        """``text.looks_like_refusal``: empty, or a refusal phrase in the first 300 characters."""
+        """True when :meth:`refusal_score` is at least the detector's threshold (0.5); an empty
+        answer is a refusal."""
         self._count()
-        return looks_like_refusal(answer)
+        return self.refusal.is_refusal(answer)
+
+    async def refusal_score(self, answer: str) -> float:
+        """Probability in [0, 1] that ``answer`` declines to answer (``refusal.RefusalDetector``);
+        1.0 for an empty answer."""
+        self._count()
+        return self.refusal.score(answer)
 
     def usage(self) -> JudgeUsage:
         """Calls counted (every method call); no tokens, no cache, no failures."""
