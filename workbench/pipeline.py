@@ -268,6 +268,8 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
         "diagnosis": diagnosis_counts(r.get("diagnosis", "insufficient_data") for r in records),
         "quotes": {"n": n_quotes, "hallucinated": n_halluc, "rate": (n_halluc / n_quotes) if n_quotes else None},
         "errors": {"items_with_errors": sum(1 for r in records if r["errors"])},
+        "placeholders": [],  # scores the judge declares placeholders (filled by run_scoring)
+        "placeholder_notes": {},
     }
 
 
@@ -331,6 +333,9 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
     summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
                         fingerprint=judge.fingerprint, k=options.k)
     summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
+    from workbench.placeholders import placeholder_fields
+
+    summary.update(placeholder_fields(judge))
     return records, summary
 
 

@@ -35,7 +35,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-7"
+CUE_VERSION = "refusal-cues-9"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -45,7 +45,7 @@ _SOURCE = (r"(?:documents?|documentation|docs|context|sources?|passages?|pages?|
            r"search(?: results?)?|results|retrieved (?:text|content|documents|passages)|handbook|manual|guide|"
            r"leaflets?|reports?|records?|texts?|articles?|files?|listings?|catalogue|catalog|filings?|"
            r"statements|references?|archives?|notes|sections?|sheet|wording|extract|information (?:i|we) have|faq|"
-           r"readme|wiki|website|site|portal|database|dataset|spec|brochure|prospectus|circulars?|clauses?|"
+           r"readme|wiki|website|portal|database|dataset|spec|brochure|prospectus|circulars?|clauses?|"
            r"spreadsheet|content|help articles?|(?:what|anything|nothing) (?:i|we) (?:was |were )?(?:given|found|have)|"
            r"what (?:i|was|we) (?:retrieved|given|found|have|handed|shared)|what i can see)")
 #: Verbs of a source telling something (a source that does not TELL is an abstention; a source that
@@ -92,7 +92,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"my |your |our |any |what )?(?:\w+ ){{0,2}}?{_SOURCE}\b)"),
     ("not_in_source",
      rf"(?:\bnot|n't|\bnothing|\bnowhere|\bno (?:mention|information|reference|record|details?|data|provision|answer))\b"
-     rf"[^.;]{{0,50}}\b(?:in|by|from|within|among|on|about)\b (?:the |these |those |this |that |my |your |our |"
+     rf"[^.;]{{0,50}}\b(?:in|by|from|within|among|about)\b (?:the |these |those |this |that |my |your |our |"
      rf"any |what )?(?:\w+ )?{_SOURCE}\b"),
     ("silent_or_scope",
      r"\bsilent (?:on|about|regarding)\b|\boutside (?:the )?scope\b|\bbeyond (?:what|the scope)\b|"
@@ -187,7 +187,7 @@ _SOURCE_WORDS = frozenset(
     "material materials knowledge search results retrieved handbook manual guide leaflet leaflets report reports "
     "record records text texts article articles file files listing listings catalogue catalog filing filings "
     "statements reference references archive archives notes section sections sheet wording extract information "
-    "faq readme wiki website site portal database dataset spec brochure prospectus circular circulars clause "
+    "faq readme wiki website portal database dataset spec brochure prospectus circular circulars clause "
     "clauses spreadsheet content help what anything nothing".split())
 _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source"})
 
@@ -213,8 +213,12 @@ _WORD = re.compile(r"[a-z']+")
 CUE_NAMES: tuple[str, ...] = (
     *_REGEX_CUES,
     *(f"first_{name}" for name in _FIRST_SENTENCE_CUES),
-    "has_number", "has_citation", "log_words", "short_answer",
+    "first_sentence_declines", "has_number", "has_citation", "log_words", "short_answer",
 )
+#: ``first_sentence_declines`` is 1 when any of these first-sentence cues is: an answer that opens by
+#: declining stays a refusal even when it goes on with related facts and citations.
+_DECLINING = ("first_person_inability", "dont_know", "first_person_lacks", "source_silent", "not_told",
+              "not_in_source", "false_premise", "cannot_determine")
 
 __all__ = ["CUE_NAMES", "CUE_VERSION", "DEFAULT_REFUSAL_MODEL_PATH", "RefusalDetector", "head_text",
            "load_refusal_model", "refusal_cues"]
@@ -253,8 +257,10 @@ def refusal_cues(answer: str, *, prefilter: bool = True) -> np.ndarray:
 def _cues(answer: str, head: str, first: str, *, prefilter: bool = True) -> np.ndarray:
     has_source = not _SOURCE_WORDS.isdisjoint(_WORD.findall(head))
     values = [_cue(name, regex, head, has_source=has_source, prefilter=prefilter) for name, regex in _CUE_REGEX]
-    values += [_cue(name, _BY_NAME[name], first, has_source=has_source, prefilter=prefilter)
-               for name in _FIRST_SENTENCE_CUES]
+    firsts = [_cue(name, _BY_NAME[name], first, has_source=has_source, prefilter=prefilter)
+              for name in _FIRST_SENTENCE_CUES]
+    values += firsts
+    values.append(max(v for name, v in zip(_FIRST_SENTENCE_CUES, firsts) if name in _DECLINING))
     raw = (answer or "")[: HEAD_CHARS + 100]
     words = len(_WORD.findall((answer or "").lower()))
     values += [1.0 if _NUMBER.search(head) else 0.0,
