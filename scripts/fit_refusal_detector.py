@@ -10,12 +10,13 @@ Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
   written and labelled for this project. Its ``split`` column is FIXED (a hash of the id):
   ``fit`` rows are fitted on, ``test`` rows only ever measured.
 - ``xstest_abstention.jsonl``: XSTest v2 completions of three models (gpt4, llama2new,
-  mistralinstruct) with two human annotations each. Label: refused = full or partial refusal (the
-  demo's label-store mapping). The XSTest figures are LEAVE-ONE-MODEL-OUT: each model file is
-  scored by a refit on the RAG fit split and the two other files, so every XSTest figure is on a
-  model's phrasing the scoring model never saw; kappa is against the human majority (with two
-  annotators: the rows where they agree; ties left out, and counted). The shipped weights are
-  fitted on all three files plus the RAG fit split.
+  mistralinstruct) with two human annotations each; split FIXED by prompt
+  (``refusal.xstest_split``): completions of the ``fit`` prompts are fitted on, the ``test``
+  prompts (of every model) never are, and the demo measures agreement on those only. Label:
+  refused = full or partial refusal (the demo's label-store mapping). Held-out model files:
+  each XSTest figure per model is LEAVE-ONE-MODEL-OUT, a refit without that model file scoring
+  its held-out prompts. Kappa is against the human majority (with two annotators: the rows
+  where they agree; ties left out, and counted).
 
 Model: class-balanced logistic regression (L2, ``C`` fixed at 3, not tuned) over
 ``refusal.feature_matrix`` (wordllama embedding of the answer's head + the lexical cues);
@@ -37,7 +38,7 @@ sys.path.insert(0, str(REPO))
 from workbench import public_sets  # noqa: E402
 from workbench.jsonl import read_jsonl  # noqa: E402
 from workbench.judges.offline import OfflineEmbedder  # noqa: E402
-from workbench.judges.refusal import CUE_NAMES, CUE_VERSION, EMBEDDING_DIM, feature_matrix  # noqa: E402
+from workbench.judges.refusal import CUE_NAMES, CUE_VERSION, EMBEDDING_DIM, feature_matrix, xstest_split  # noqa: E402
 from workbench.text import looks_like_refusal  # noqa: E402
 
 DEFAULT_OUT = REPO / "workbench" / "judges" / "refusal_model.json"
@@ -67,7 +68,7 @@ def load_rows() -> list[dict]:
                      "y_majority": y, "kind": r["kind"]})
     for r in public_sets.xstest_rows():
         a1, a2 = _refused(r["annotation_1"]), _refused(r["annotation_2"])
-        rows.append({"id": r["id"], "set": f"xstest-{r['model']}", "split": "fit", "answer": r["completion"],
+        rows.append({"id": r["id"], "set": f"xstest-{r['model']}", "split": xstest_split(r["id"]), "answer": r["completion"],
                      "y": _refused(r["final_label"]), "y_majority": a1 if a1 == a2 else None, "kind": r["type"]})
     return rows
 
@@ -93,27 +94,32 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     """Figures on answers each model never saw.
 
     - ``rag_test``: the shipped model on the RAG set's fixed test split (never fitted on).
-    - ``xstest_<model>``: leave-one-model-out, the model refit without that XSTest file (and
-      without the RAG test split) scoring that file, against the human majority.
+    - ``xstest_heldout_prompts``: the shipped model on the XSTest rows of held-out prompts (all
+      three models; no completion of these prompts was fitted on).
+    - ``xstest_<model>``: leave-one-model-out on the held-out prompts: a refit that saw neither
+      that model file nor these prompts.
     - ``xstest_heldout_pooled``: the three leave-one-model-out predictions pooled.
     The old phrase list is scored on the same rows (``phrase_list``).
     """
     report = {}
-    rag = [i for i, r in enumerate(rows) if r["set"] == "rag" and r["split"] == "test"]
-    xs = [i for i, r in enumerate(rows) if r["set"].startswith("xstest") and r["y_majority"] is not None]
-    phrase = np.array([looks_like_refusal(r["answer"]) for r in rows], int)
     y = np.array([r["y"] for r in rows])
-    report["rag_test"] = {"model": figures(y[rag], (probs[rag] >= threshold).astype(int)),
-                          "phrase_list": figures(y[rag], phrase[rag])}
     ym = np.array([-1 if r["y_majority"] is None else r["y_majority"] for r in rows])
+    phrase = np.array([looks_like_refusal(r["answer"]) for r in rows], int)
+
+    def block(idx, truth, p):
+        return {"model": figures(truth[idx], (p[idx] >= threshold).astype(int)), "phrase_list": figures(truth[idx], phrase[idx])}
+
+    rag = [i for i, r in enumerate(rows) if r["set"] == "rag" and r["split"] == "test"]
+    report["rag_test"] = block(rag, y, probs)
+    xs = [i for i, r in enumerate(rows) if r["set"].startswith("xstest") and r["split"] == "test"
+          and r["y_majority"] is not None]
+    report["xstest_heldout_prompts"] = block(xs, ym, probs)
     for model in XSTEST_MODELS:
         idx = [i for i in xs if rows[i]["set"] == f"xstest-{model}"]
-        report[f"xstest_{model}"] = {"model": figures(ym[idx], (lomo_probs[idx] >= threshold).astype(int)),
-                                     "phrase_list": figures(ym[idx], phrase[idx])}
-    report["xstest_heldout_pooled"] = {"model": figures(ym[xs], (lomo_probs[xs] >= threshold).astype(int)),
-                                       "phrase_list": figures(ym[xs], phrase[xs]),
-                                       "ties_left_out": sum(1 for r in rows if r["set"].startswith("xstest")
-                                                            and r["y_majority"] is None)}
+        report[f"xstest_{model}"] = block(idx, ym, lomo_probs)
+    report["xstest_heldout_pooled"] = block(xs, ym, lomo_probs)
+    report["xstest_heldout_pooled"]["ties_left_out"] = sum(
+        1 for r in rows if r["set"].startswith("xstest") and r["split"] == "test" and r["y_majority"] is None)
     return report
 
 
@@ -150,7 +156,7 @@ def main() -> None:
     groups = np.array(["rag" if r["set"] == "rag" else "xstest" for r in rows])
     fit_mask = np.array([r["split"] == "fit" for r in rows])
     print(f"fit rows: {int(fit_mask.sum())} (RAG fit split {int((fit_mask & (groups == 'rag')).sum())}, "
-          f"XSTest {int((groups == 'xstest').sum())}); RAG test split never fitted: "
+          f"XSTest fit prompts x 3 models {int((fit_mask & (groups == 'xstest')).sum())}); held out: "
           f"{int((~fit_mask).sum())}")
     weights, bias = fit(x[fit_mask], y[fit_mask], groups[fit_mask])
     threshold = 0.5
@@ -159,12 +165,13 @@ def main() -> None:
     for model in XSTEST_MODELS:
         held = np.array([r["set"] == f"xstest-{model}" for r in rows])
         w, b = fit(x[fit_mask & ~held], y[fit_mask & ~held], groups[fit_mask & ~held])
-        lomo[held] = _probs(x[held], w, b)
+        lomo[held] = _probs(x[held], w, b)  # reported on this file's held-out prompts only
     report = held_out_report(rows, probs, lomo, threshold)
 
-    print("\nheld-out figures, threshold 0.5 (RAG: the shipped model on the test split; XSTest: each model"
-          " file scored by a refit that never saw it, against the human majority):")
-    for name in ("rag_test", *(f"xstest_{m}" for m in XSTEST_MODELS), "xstest_heldout_pooled"):
+    print("\nheld-out figures, threshold 0.5 (XSTest against the human majority, held-out prompts only;"
+          " xstest_<model>: a refit that never saw that model file):")
+    for name in ("rag_test", "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS),
+                 "xstest_heldout_pooled"):
         for which in ("model", "phrase_list"):
             f = report[name][which]
             print(f"  {name:<24} {which:<11} n={f['n']:<4} kappa={f['kappa']:.3f} recall={f['recall']:.3f} "
@@ -196,7 +203,8 @@ def main() -> None:
         "cue_weights": [round(float(w), 6) for w in weights[EMBEDDING_DIM:]],
         "threshold": threshold,
         "C": C,
-        "fitted_on": {"rag_abstention.jsonl": "split == fit", "xstest_abstention.jsonl": list(XSTEST_MODELS)},
+        "fitted_on": {"rag_abstention.jsonl": "split == fit",
+                      "xstest_abstention.jsonl": "refusal.xstest_split(id) == fit (by prompt, all three models)"},
         "held_out": report,
         "refit": "scripts/fit_refusal_detector.py",
     }

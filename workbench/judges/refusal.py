@@ -220,8 +220,16 @@ CUE_NAMES: tuple[str, ...] = (
 _DECLINING = ("first_person_inability", "dont_know", "first_person_lacks", "source_silent", "not_told",
               "not_in_source", "false_premise", "cannot_determine")
 
-__all__ = ["CUE_NAMES", "CUE_VERSION", "DEFAULT_REFUSAL_MODEL_PATH", "RefusalDetector", "head_text",
+__all__ = ["CUE_NAMES", "xstest_split", "CUE_VERSION", "DEFAULT_REFUSAL_MODEL_PATH", "RefusalDetector", "head_text",
            "load_refusal_model", "refusal_cues"]
+
+
+def xstest_split(row_id: str) -> str:
+    """The refusal model's fixed XSTest split, by PROMPT (``xstest-<model>-<prompt id>``): ``"fit"``
+    when the first byte of sha256(prompt id) is even, else ``"test"``. All models' completions of
+    a prompt share its split, so no held-out prompt was seen with any model's answer."""
+    prompt_id = row_id.split("-", 2)[-1]
+    return "fit" if hashlib.sha256(prompt_id.encode()).digest()[0] % 2 == 0 else "test"
 
 
 def _head_and_first(answer: str) -> tuple[str, str]:
