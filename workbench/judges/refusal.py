@@ -35,7 +35,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-9"
+CUE_VERSION = "refusal-cues-11"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -66,7 +66,8 @@ _GAP = r"(?:(?!\b(?:says?|said|states?|stated|shows?|showed|notes?|confirms?|rep
 _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("first_person_inability",
      rf"\bi(?:'m| am| was)? ?(?:not able|unable|can ?not|can't|cannot|couldn't|could not|won't|will not|"
-     rf"wasn't able|am not in a position|'m not in a position|'d rather not|would rather not)\b.{{0,40}}\b{_ANSWER_VERB}"),
+     rf"wasn't able|am not in a position|'m not in a position|'d rather not|would rather not)\b.{{0,40}}\b{_ANSWER_VERB}|"
+     rf"(?:\bnot|n't|\bnothing) (?:something |anything |a question )?(?:that )?(?:i|we) (?:can|could|am able to|'m able to)\b"),
     ("first_person_cannot", r"\bi(?:'m| am)? ?(?:can't|cannot|can not|couldn't|could not|unable|not able)\b"),
     ("dont_know",
      r"\bi (?:really |honestly |simply |just )?(?:don't|do not|did not|didn't) know\b|\bno idea\b|"
@@ -140,7 +141,6 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"counselor|counsellor|hotline|crisis|emergency services|authorities|the police)\b"),
     ("asks_question", r"\b(?:your|that|this|the) question\b|\bthat one\b|\bthis one\b|\banswer (?:that|this|it|you)\b"),
     ("negation", r"\b(?:not|no|never|nothing|none|nobody|neither|nor)\b|n't\b"),
-    ("first_person", r"\b(?:i|i'm|i've|i'd|me|my)\b"),
     ("hedge", r"\b(?:probably|believe|likely|usually|generally|might|may|depends|though|although|but|however)\b"),
 )
 #: For speed only: a cue's regex is run only when one of these substrings is in the text. Each
