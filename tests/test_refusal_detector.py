@@ -116,7 +116,7 @@ def test_speed_prefilter_never_changes_a_cue():
     from workbench import public_sets
 
     answers = [r["answer"] for r in RAG_ROWS] + [r["completion"] for r in public_sets.xstest_rows()[::3]]
-    answers += [c["answer"] for c in CASES]
+    answers += [c["answer"] for c in CASES] + ["There is nothing we could find on that.", "Not something I could answer."]
     for answer in answers:
         assert np.array_equal(refusal_cues(answer), refusal_cues(answer, prefilter=False)), answer
 

@@ -147,7 +147,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
 #: tuple is a NECESSARY condition for its pattern to match (a test checks that the prefilter never
 #: changes a cue on the bundled answers).
 _TRIGGERS: dict[str, tuple[str, ...]] = {
-    "first_person_inability": ("able", "can", "couldn't", "could not", "won't", "will not", "not in a position",
+    "first_person_inability": ("able", "can", "could", "won't", "will not", "not in a position",
                                "rather not"),
     "first_person_cannot": ("can", "couldn't", "could not", "unable", "not able"),
     "dont_know": ("know", "idea", "sure", "certain", "aware", "tell you", "unknown"),
