@@ -265,8 +265,12 @@ def refusal_cues(answer: str, *, prefilter: bool = True) -> np.ndarray:
 def _cues(answer: str, head: str, first: str, *, prefilter: bool = True) -> np.ndarray:
     has_source = not _SOURCE_WORDS.isdisjoint(_WORD.findall(head))
     values = [_cue(name, regex, head, has_source=has_source, prefilter=prefilter) for name, regex in _CUE_REGEX]
-    firsts = [_cue(name, _BY_NAME[name], first, has_source=has_source, prefilter=prefilter)
-              for name in _FIRST_SENTENCE_CUES]
+    if first == head:  # a one-sentence head: the first-sentence cues are the head's
+        by_value = dict(zip(_REGEX_CUES, values))
+        firsts = [by_value[name] for name in _FIRST_SENTENCE_CUES]
+    else:
+        firsts = [_cue(name, _BY_NAME[name], first, has_source=has_source, prefilter=prefilter)
+                  for name in _FIRST_SENTENCE_CUES]
     values += firsts
     values.append(max(v for name, v in zip(_FIRST_SENTENCE_CUES, firsts) if name in _DECLINING))
     raw = (answer or "")[: HEAD_CHARS + 100]
@@ -354,6 +358,8 @@ class RefusalDetector:
         self.embed = embed
         self.model = load_refusal_model(model_path)
         self.threshold = self.model.threshold
+        self._embedding_weights = self.model.weights[:EMBEDDING_DIM]
+        self._cue_weights = self.model.weights[EMBEDDING_DIM:]
 
     def scores(self, answers: Sequence[str]) -> np.ndarray:
         """Probability of a refusal per answer, in [0, 1]; an empty answer scores 1.0."""
@@ -365,8 +371,17 @@ class RefusalDetector:
         return np.where(empty, 1.0, probs)
 
     def score(self, answer: str) -> float:
-        """:meth:`scores` for one answer."""
-        return float(self.scores([answer])[0])
+        """:meth:`scores` for one answer (the same number, without the batch's array overhead)."""
+        head, first = _head_and_first(answer)
+        if not (answer or "").strip():
+            return 1.0
+        z = self.model.bias + float(np.dot(self._cue_weights, _cues(answer, head, first)))
+        if head:
+            vector = np.asarray(self.embed([head]), dtype=float).reshape(-1)
+            norm = float(np.sqrt(vector @ vector))
+            if norm > 0:
+                z += float(self._embedding_weights @ vector) / norm
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
     def is_refusal(self, answer: str) -> bool:
         """True when the answer's score is at least the model's threshold (0.5 unless refit)."""
