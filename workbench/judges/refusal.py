@@ -10,13 +10,15 @@ abstentions say what they are) and scores how likely it is to decline to answer,
 - ``cues(answer)``: :data:`CUE_NAMES`, a few dozen yes/no and length features naming the ways
   answers abstain (first person + inability, "I don't know", "not in / not covered by the
   documents", false-premise rejections such as "no such merger", apology + refusal, redirect to
-  someone else, "can't be determined") and what real answers carry (numbers, citations, plain
-  negation without a first-person "I").
+  someone else, "can't be determined", a first sentence that declines) and what real answers
+  carry (numbers, citations, a source that *tells* something is not so, plain negation).
 
 The weights live in ``refusal_model.json`` beside this module, fitted by
 ``scripts/fit_refusal_detector.py`` (scikit-learn is used only there; scoring needs numpy only)
-on a fixed split of ``data/rag_abstention.jsonl`` and one XSTest model file; the held-out
-figures are recorded in that file. Deterministic: the same answer always gets the same score.
+on the fixed ``fit`` split of ``data/rag_abstention.jsonl`` and the XSTest completions of the
+``fit`` prompts (:func:`xstest_split`); the held-out figures (RAG test split, XSTest held-out
+prompts, leave-one-model-out) are recorded in that file. A lexical prefilter (``_TRIGGERS``)
+skips regexes that cannot match, for speed only. Deterministic: the same answer always gets the same score.
 An empty (or whitespace-only) answer is a refusal with score 1.0, without reading the model.
 """
 from __future__ import annotations
