@@ -39,13 +39,13 @@ def test_contract_cases(detector, case):
 
 def test_held_out_rag_split_floor(detector):
     # The fixed test split (never fitted on). Floors, not the figures: the fitting script prints
-    # those (75 of 85 abstentions caught, 41 of 42 negative-sounding answers left alone).
+    # those (88 of 97 abstentions caught, 46 of 47 negative-sounding answers left alone).
     test = [r for r in RAG_ROWS if r["split"] == "test"]
     scores = detector.scores([r["answer"] for r in test])
     refused = [s >= 0.5 for s, r in zip(scores, test) if r["label"] == "refused"]
     negative = [s < 0.5 for s, r in zip(scores, test) if r["kind"] in ("negative_fact", "source_negative")]
-    assert len(refused) == 85 and sum(refused) / len(refused) >= 0.85
-    assert len(negative) == 42 and sum(negative) / len(negative) >= 0.95
+    assert len(refused) == 97 and sum(refused) / len(refused) >= 0.85
+    assert len(negative) == 47 and sum(negative) / len(negative) >= 0.95
 
 
 def test_offline_judge_uses_the_detector():
