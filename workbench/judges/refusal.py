@@ -37,7 +37,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-11"
+CUE_VERSION = "refusal-cues-12"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -207,7 +207,9 @@ _REGEX_CUES = tuple(name for name, _ in _CUE_PATTERNS)
 _FIRST_SENTENCE_CUES = ("first_person_inability", "dont_know", "first_person_lacks", "source_silent", "not_told",
                         "not_in_source", "false_premise", "cannot_determine", "safety_refusal", "moral_judgement",
                         "caution_preamble", "premise_rejection")
-_NUMBER = re.compile(r"\d")
+#: A digit that is not part of a year (1900-2099): years name what a question is about ("the 2023
+#: promotion"), while quantities ("30 days", "2.4 bar") are what answers carry.
+_NUMBER = re.compile(r"(?<!\d)(?!(?:19|20)\d\d(?!\d))\d")
 _CITATION = re.compile(r"\[[^\[\]]{1,40}\]")
 _WORD = re.compile(r"[a-z']+")
 
@@ -256,7 +258,8 @@ def refusal_cues(answer: str, *, prefilter: bool = True) -> np.ndarray:
     """The lexical features of ``answer`` (shape ``(len(CUE_NAMES),)``, each in [0, 1]).
 
     Regex cues are read on the head (:func:`head_text`); the ``first_*`` cues repeat the strongest
-    ones on the first sentence only; ``has_number`` / ``has_citation`` read the head as written;
+    ones on the first sentence only; ``has_number`` (a digit outside a year) / ``has_citation``
+    read the head as written;
     ``log_words`` is ``log1p(words in the whole answer) / 8`` capped at 1; ``short_answer`` is 1
     for answers of at most 12 words. ``prefilter=False`` runs every regex (for the test that the
     speed-up changes nothing).
