@@ -59,3 +59,12 @@ def test_sentences_citations_and_refusals():
     assert looks_like_refusal("The provided context does not mention refunds.")
     assert looks_like_refusal("   ")
     assert not looks_like_refusal("Refunds take 30 days.")
+
+
+def test_refusal_patterns_match_contractions():
+    # "I'm unable to" / "I'm not able to": the apostrophe follows "i" directly, with no space.
+    assert looks_like_refusal("I'm unable to help with that request.")
+    assert looks_like_refusal("I'm not able to provide that information.")
+    assert looks_like_refusal("I am unable to answer this.")
+    assert looks_like_refusal("I can't help with that.")
+    assert not looks_like_refusal("I'm able to help: refunds take 30 days.")

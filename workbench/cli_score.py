@@ -264,10 +264,17 @@ def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint
     """The end shared by interactive and batch runs: corrected rates, outputs, the table."""
     from workbench.pipeline import write_outputs
 
+    from workbench.placeholders import no_signal_warnings
+
     if db_path is not None:
         summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, fingerprint, annotators)
+    warnings, checks = no_signal_warnings(summary, db_path, fingerprint)
+    if checks is not None:
+        summary["calibration_check"] = checks
     write_outputs(out, records, summary)
     click.echo(json.dumps(summary, indent=2) if as_json else format_summary(summary))
+    for line in warnings:
+        echo_err(line)
     echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
 
 

@@ -4,7 +4,12 @@
 2. Build a label store from four public human-labelled sets (WiCE claims, BEGIN answers, ALCE
    answers, XSTest refusals with two annotators), run the offline judge over every unit, measure
    its agreement with the people, and calibrate thresholds (``thresholds.json``).
-3. Score the BEGIN eval set with the tuned thresholds.
+3. Correct the RAG run's rates with that label store (``corrected`` in its ``summary.json``).
+4. Score the BEGIN eval set with the tuned thresholds and the label store, so its summary
+   carries ``corrected`` faithfulness, relevance and false-refusal rates.
+
+Each scoring step prints the same warnings as ``workbench score --db``: pass rates or quadrants
+that rest on a placeholder score, or on a score whose calibration does not beat chance.
 """
 from __future__ import annotations
 
@@ -48,9 +53,11 @@ def calibration_sets(*, data_dir: Path | None = None, limit: int | None = None) 
 
     WiCE and BEGIN keep only the offline model's held-out half (``split_of(id) == "test"``): the
     offline judge's weights were fitted on the other half, so agreement is never measured on its
-    own training data.
+    own training data. XSTest keeps only the refusal detector's held-out prompts
+    (``refusal.xstest_split(id) == "test"``) for the same reason.
     """
     from workbench.judges.offline_features import split_of
+    from workbench.judges.refusal import xstest_split
 
     cut = (lambda xs: xs[:limit]) if limit else (lambda xs: xs)
     heldout = lambda items: [i for i in items if split_of(i.id) == "test"]
@@ -71,7 +78,7 @@ def calibration_sets(*, data_dir: Path | None = None, limit: int | None = None) 
     alce_labels = [Label(Unit.make_id("answer_relevance", r["id"]), "answer_relevance", "alce",
                          "relevant" if int(r["utility"]) >= 4 else "not_relevant") for r in alce_rows]
 
-    xs_rows = cut(public_sets.xstest_rows(data_dir=data_dir))
+    xs_rows = cut([r for r in public_sets.xstest_rows(data_dir=data_dir) if xstest_split(r["id"]) == "test"])
     xstest = [EvalItem(r["id"], r["prompt"], r["completion"], (),
                        answerable=not str(r["type"]).startswith("contrast_")) for r in xs_rows]
     refused = lambda raw: "answered" if str(raw).startswith("1_") else "refused"  # full or partial refusal
@@ -112,7 +119,7 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
     "begin": summary}``."""
     from workbench import store
     from workbench.agreement_report import agreement_report, calibration_report
-    from workbench.cli_score import format_summary
+    from workbench.cli_score import format_corrected, format_summary
     from workbench.cli_stats import format_agreement, format_calibration
     from workbench.judging import run_judges
 
@@ -123,9 +130,9 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
 
     echo("== 1. Scoring the hand-made RAG eval set (data/demo_rag.jsonl), default thresholds ==")
     corpus = load_corpus(public_sets.demo_corpus_path())
-    records, rag_summary = run_scoring(public_sets.demo_items(), judge, embedder, ScoreOptions(corpus=corpus),
-                                       progress=progress)
-    write_outputs(out_dir / "rag", records, rag_summary)
+    rag_records, rag_summary = run_scoring(public_sets.demo_items(), judge, embedder, ScoreOptions(corpus=corpus),
+                                           progress=progress)
+    write_outputs(out_dir / "rag", rag_records, rag_summary)
     echo(format_summary(rag_summary))
 
     echo("\n== 2. Calibrating the judge against people (WiCE, BEGIN, ALCE, XSTest human labels) ==")
@@ -150,13 +157,41 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
     echo("")
     echo(format_calibration(thresholds))
 
-    echo("\n== 3. Scoring BEGIN (data/begin_eval.jsonl) with the calibrated thresholds ==")
+    echo("\n== 3. The RAG run's rates corrected with the label store ==")
+    rag_summary["corrected"] = _corrected(db_path, rag_records, public_sets.demo_items(), load_thresholds(None),
+                                          judge.fingerprint)
+    _no_signal(rag_summary, db_path, judge.fingerprint, echo)
+    write_outputs(out_dir / "rag", rag_records, rag_summary)
+    echo("\n".join(format_corrected(rag_summary["corrected"])) if rag_summary["corrected"] else "no corrected rates")
+
+    echo("\n== 4. Scoring BEGIN (data/begin_eval.jsonl) with the calibrated thresholds and the label store ==")
     tuned = load_thresholds(out_dir / "thresholds.json")
     begin_items = public_sets.begin_items()[:limit] if limit else public_sets.begin_items()
     records, begin_summary = run_scoring(begin_items, judge, embedder, ScoreOptions(thresholds=tuned), progress=progress)
+    begin_summary["corrected"] = _corrected(db_path, records, begin_items, tuned, judge.fingerprint)
+    _no_signal(begin_summary, db_path, judge.fingerprint, echo)
     write_outputs(out_dir / "begin", records, begin_summary)
     echo(format_summary(begin_summary))
     echo(f"\noutputs in {out_dir}/: rag/ and begin/ (items.jsonl, summary.json), labels.db, agreement.json, "
          f"thresholds.json\nnext: `workbench app --db {db_path}` to browse and label; "
          f"`workbench report {out_dir / 'begin'} --db {db_path} --out report.html`")
     return {"rag": rag_summary, "agreement": agreement, "thresholds": thresholds, "begin": begin_summary}
+
+
+def _corrected(db_path: Path, records: list[dict], items: list[EvalItem], thresholds, fingerprint: str) -> dict:
+    """``workbench.corrected`` rates for one run from the demo's label store (``rng`` seeded 0)."""
+    from workbench.corrected import corrected_from_db
+
+    return corrected_from_db(db_path, records, thresholds=thresholds, fingerprint=fingerprint, items=items,
+                             rng=np.random.default_rng(0))
+
+
+def _no_signal(summary: dict, db_path: Path, fingerprint: str, echo: Callable[[str], None]) -> None:
+    """Record the calibration check in ``summary`` and print the warnings ``workbench score`` prints."""
+    from workbench.placeholders import no_signal_warnings
+
+    warnings, checks = no_signal_warnings(summary, db_path, fingerprint)
+    if checks is not None:
+        summary["calibration_check"] = checks
+    for line in warnings:
+        echo(line)

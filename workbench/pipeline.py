@@ -344,6 +344,8 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
         "quotes": {"n": n_quotes, "hallucinated": n_halluc, "rate": (n_halluc / n_quotes) if n_quotes else None},
         "errors": {"items_with_errors": sum(1 for r in records if r["errors"])},
         "metrics_skipped": skipped,
+        "placeholders": [],  # scores the judge declares placeholders (filled by run_scoring)
+        "placeholder_notes": {},
     }
     for metric in skipped:
         summary[metric] = None
@@ -422,6 +424,9 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
     summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
                         fingerprint=judge.fingerprint, k=options.k, metrics=options.metrics)
     summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
+    from workbench.placeholders import placeholder_fields
+
+    summary.update(placeholder_fields(judge))
     return records, summary
 
 

@@ -155,7 +155,7 @@ def locate_quote(quote: str, passages: Sequence[Passage], *, min_fuzzy: float = 
 
 
 REFUSAL_PATTERNS = (
-    r"\bi (?:can ?not|can't|cannot|am unable to|'m unable to|am not able to|'m not able to|won't|will not) "
+    r"\bi(?: can ?not| can't| cannot| am unable to|'m unable to| am not able to|'m not able to| won't| will not) "
     r"(?:help|assist|provide|answer|find|comply|share|give|do that|fulfil|fulfill|support)",
     r"\bi(?:'m| am) (?:sorry|afraid)\b.{0,60}\b(?:can(?:no|')t|unable|not able|don't have|do not have)",
     r"\b(?:the|these|provided) (?:context|passages?|documents?|sources?) (?:do(?:es)? not|don't|doesn't) "

@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -65,6 +66,51 @@ class ContextJudge(Protocol):
 
     async def judge_context(self, question: str, passage: Passage) -> ContextVerdict:
         ...
+
+
+#: The scores a judge produces for ``workbench score`` (the keys of a score declaration).
+DECLARED_SCORES = ("faithfulness", "answer_relevance", "abstention")
+SCORE_KINDS = ("measurement", "placeholder")
+
+
+@dataclass(frozen=True)
+class ScoreDeclaration:
+    """What one of a judge's scores is worth.
+
+    ``kind`` is ``"measurement"`` (the score tracks what it names; calibrate its threshold on your
+    labels) or ``"placeholder"`` (a baseline with no useful signal, kept so a run completes:
+    pass rates and quadrants built on it are not measurements). ``note`` says why, in one
+    sentence; ``evidence`` holds the measured figures behind the claim (e.g. ``{"auc": 0.6,
+    "n": 400, "data": ...}``), empty when none were measured.
+    """
+
+    kind: str
+    note: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in SCORE_KINDS:
+            raise ValueError(f"ScoreDeclaration.kind: expected one of {SCORE_KINDS}, got {self.kind!r}")
+
+
+@runtime_checkable
+class DeclaresScores(Protocol):
+    """Optional judge capability: say, per score in :data:`DECLARED_SCORES`, whether it is a
+    measurement or a placeholder. A judge without it makes no claim (its scores count as
+    measurements, to be calibrated like any other)."""
+
+    def score_declarations(self) -> dict[str, ScoreDeclaration]:
+        ...
+
+
+def placeholder_scores(judge: object) -> dict[str, ScoreDeclaration]:
+    """The scores ``judge`` declares placeholders, in :data:`DECLARED_SCORES` order (``{}`` when
+    it declares nothing)."""
+    if not isinstance(judge, DeclaresScores):
+        return {}
+    declared = judge.score_declarations()
+    return {name: declared[name] for name in DECLARED_SCORES
+            if name in declared and declared[name].kind == "placeholder"}
 
 
 @runtime_checkable

@@ -15,9 +15,18 @@ threshold on your own labels (``workbench calibrate``) before trusting its pass 
   probability; ``supported`` is ``score >= threshold`` (0.5, class-balanced fit). The quote is
   the best-matching passage sentence, always a genuine substring of its passage.
 - ``reverse_questions``: see the method (it cannot write questions).
-- ``is_refusal``: ``text.looks_like_refusal``.
+- ``is_refusal``: ``refusal.RefusalDetector``, a small logistic model over the bundled sentence
+  embedding of the answer's head plus lexical cues (first person + inability, "not in / not
+  covered by the documents", false-premise rejections, apology + refusal, ...), weights in
+  ``refusal_model.json`` (fitted by ``scripts/fit_refusal_detector.py``; held-out figures are
+  recorded in that file and printed by the script). ``refusal_score`` gives its probability.
 - ``OfflineEmbedder``: bundled ``wordllama`` static embeddings (256 dimensions), used for answer
   relevance.
+- ``score_declarations``: faithfulness and abstention are measurements (baselines, with their
+  held-out agreement); answer relevance is a PLACEHOLDER: with the answer's own sentences in place
+  of generated questions it barely separates relevant from irrelevant answers on ALCE's human
+  ratings. Its AUC, measured by ``scripts/measure_offline_relevance.py``, is stored in
+  ``offline_relevance_baseline.json`` and goes into ``summary.json`` (``placeholders``).
 """
 from __future__ import annotations
 
@@ -32,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.judges.base import ScoreDeclaration
 from workbench.judges.base import fingerprint as make_fingerprint
 from workbench.judges.offline_features import (
     FEATURE_NAMES,
@@ -41,7 +51,8 @@ from workbench.judges.offline_features import (
     content_stems,
     tokens,
 )
-from workbench.text import looks_like_refusal, split_sentences, strip_citations
+from workbench.judges.refusal import RefusalDetector
+from workbench.text import split_sentences, strip_citations
 from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
 
 #: Question words that carry no topic (left out of context-relevance coverage).
@@ -49,6 +60,8 @@ QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "wh
                             "doe", "did", "can", "could", "would", "should", "tell", "explain", "describe"})
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "offline_model.json"
+#: Offline answer relevance measured against people (written by scripts/measure_offline_relevance.py).
+DEFAULT_RELEVANCE_BASELINE_PATH = Path(__file__).resolve().parent / "offline_relevance_baseline.json"
 WORDLLAMA_MODEL = "wordllama-l2_supercat-256"
 WORDLLAMA_DIM = 256
 
@@ -163,11 +176,16 @@ class OfflineJudge:
         embedder: Kept for callers that share one embedder between judge and relevance metric;
             ``verify`` does not use embeddings (they added little on the shipped data).
         model_path: The logistic weights file (default: the bundled ``offline_model.json``).
+        refusal_model_path: The refusal detector's weights (default: the bundled ``refusal_model.json``).
     """
 
-    def __init__(self, embedder: OfflineEmbedder | None = None, model_path: str | Path | None = None) -> None:
+    def __init__(self, embedder: OfflineEmbedder | None = None, model_path: str | Path | None = None,
+                 refusal_model_path: str | Path | None = None) -> None:
         self.embedder = embedder
+        self.model_path = Path(model_path) if model_path is not None else DEFAULT_MODEL_PATH
+        self.refusal_model_path = refusal_model_path
         self.model = load_model(model_path)
+        self.refusal = RefusalDetector((embedder or OfflineEmbedder()).embed_sync, refusal_model_path)
         self.threshold = self.model.threshold
         self.fingerprint = make_fingerprint({
             "backend": "offline",
@@ -175,6 +193,7 @@ class OfflineJudge:
             "weights_sha256": self.model.sha256,
             "feature_version": FEATURE_VERSION,
             "embedder": WORDLLAMA_MODEL,
+            "refusal_weights_sha256": self.refusal.model.sha256,
         })
         self._calls = 0
         self._lock = threading.Lock()
@@ -251,10 +270,64 @@ class OfflineJudge:
                               reason=f"offline: {len(wanted & have)}/{len(wanted)} question content words in passage")
 
     async def is_refusal(self, answer: str) -> bool:
-        """``text.looks_like_refusal``: empty, or a refusal phrase in the first 300 characters."""
+        """True when :meth:`refusal_score` is at least the detector's threshold (0.5); an empty
+        answer is a refusal."""
         self._count()
-        return looks_like_refusal(answer)
+        return self.refusal.is_refusal(answer)
+
+    async def refusal_score(self, answer: str) -> float:
+        """Probability in [0, 1] that ``answer`` declines to answer (``refusal.RefusalDetector``);
+        1.0 for an empty answer."""
+        self._count()
+        return self.refusal.score(answer)
+
+    def score_declarations(self) -> dict[str, ScoreDeclaration]:
+        """Per score, measurement or placeholder, with the measured figures behind the claim.
+
+        Answer relevance is a placeholder (its AUC against ALCE human ratings comes from
+        ``offline_relevance_baseline.json``); faithfulness and abstention are measurements, with
+        the held-out agreement recorded in their weights files.
+        """
+        return offline_score_declarations(self.model_path, self.refusal_model_path)
 
     def usage(self) -> JudgeUsage:
         """Calls counted (every method call); no tokens, no cache, no failures."""
         return JudgeUsage(calls=self._calls)
+
+
+def offline_score_declarations(model_path: Path = DEFAULT_MODEL_PATH, refusal_model_path: str | Path | None = None,
+                               relevance_path: Path = DEFAULT_RELEVANCE_BASELINE_PATH) -> dict[str, ScoreDeclaration]:
+    """The offline judge's declarations, read from the bundled figure files (see
+    :meth:`OfflineJudge.score_declarations`). A missing or unreadable figure file leaves that
+    score's ``evidence`` empty and says so in its note; the kinds do not change."""
+    from workbench.judges.refusal import DEFAULT_REFUSAL_MODEL_PATH
+
+    def read(path: Path) -> dict[str, Any]:
+        try:
+            return json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    relevance = read(relevance_path)
+    auc = relevance.get("auc")
+    rel_note = ("offline baseline: the answer's own sentences stand in for generated questions; "
+                + (f"AUC {auc:.2f} (kappa {relevance.get('kappa_at_default_threshold', float('nan')):.2f} at the "
+                   f"default threshold) against human relevance ratings on ALCE (n={relevance.get('n')}), "
+                   f"measured by {relevance.get('command', 'scripts/measure_offline_relevance.py')}"
+                   if auc is not None else "its agreement with people was not measured (figure file missing)"))
+    faith = read(model_path).get("fit", {}).get("held_out", {}).get("all", {})
+    faith_note = ("offline baseline (lexical logistic model): "
+                  + (f"held-out kappa {faith['kappa']:.2f} on WiCE + BEGIN human labels (n={faith['n']})"
+                     if "kappa" in faith else "held-out agreement not recorded"))
+    refusal = read(refusal_model_path or DEFAULT_REFUSAL_MODEL_PATH).get("held_out", {})
+    rag = refusal.get("rag_test", {}).get("model", {})
+    xs = refusal.get("xstest_heldout_pooled", {}).get("model", {})
+    refusal_note = ("refusal detector (embedding + cues logistic model): "
+                    + (f"held-out RAG abstentions recall {rag['recall']:.2f}, specificity {rag['specificity']:.2f}; "
+                       f"XSTest kappa {xs['kappa']:.2f} on model files left out of fitting"
+                       if "recall" in rag and "kappa" in xs else "held-out figures not recorded"))
+    return {
+        "faithfulness": ScoreDeclaration("measurement", faith_note, dict(faith)),
+        "answer_relevance": ScoreDeclaration("placeholder", rel_note, relevance),
+        "abstention": ScoreDeclaration("measurement", refusal_note, {"rag_test": rag, "xstest_heldout_pooled": xs}),
+    }

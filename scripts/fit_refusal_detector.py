@@ -1,0 +1,219 @@
+"""Fit the offline refusal detector; print its figures on answers it was never fitted on.
+
+Run by hand from the repository root (needs scikit-learn, a test dependency)::
+
+    .venv/bin/python scripts/fit_refusal_detector.py [--out workbench/judges/refusal_model.json] [--dry-run]
+
+Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
+
+- ``rag_abstention.jsonl``: RAG-style abstentions and real answers (many sounding negative),
+  written and labelled for this project. Its ``split`` column is FIXED (a hash of the id):
+  ``fit`` rows are fitted on, ``test`` rows only ever measured.
+- ``xstest_abstention.jsonl``: XSTest v2 completions of three models (gpt4, llama2new,
+  mistralinstruct) with two human annotations each; split FIXED by prompt
+  (``refusal.xstest_split``): completions of the ``fit`` prompts are fitted on, the ``test``
+  prompts (of every model) never are, and the demo measures agreement on those only. Label:
+  refused = full or partial refusal (the demo's label-store mapping). Held-out model files:
+  each XSTest figure per model is LEAVE-ONE-MODEL-OUT, a refit without that model file scoring
+  its held-out prompts. Kappa is against the human majority (with two annotators: the rows
+  where they agree; ties left out, and counted).
+
+Model: class-balanced logistic regression (L2, ``C`` fixed at 3, not tuned) over
+``refusal.feature_matrix`` (wordllama embedding of the answer's head + the lexical cues);
+threshold 0.5, not tuned. The old phrase list (``text.looks_like_refusal``) is printed beside it
+on the same held-out rows.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from workbench import public_sets  # noqa: E402
+from workbench.jsonl import read_jsonl  # noqa: E402
+from workbench.judges.offline import OfflineEmbedder  # noqa: E402
+from workbench.judges.refusal import CUE_NAMES, CUE_VERSION, EMBEDDING_DIM, feature_matrix, xstest_split  # noqa: E402
+from workbench.text import looks_like_refusal  # noqa: E402
+
+DEFAULT_OUT = REPO / "workbench" / "judges" / "refusal_model.json"
+RAG_FILE = REPO / "data" / "rag_abstention.jsonl"
+XSTEST_MODELS = ("gpt4", "llama2new", "mistralinstruct")
+#: L2 strength, fixed before looking at any held-out figure (values 0.3 to 10 gave the same
+#: cross-validated kappa on the fit rows within noise).
+C = 3.0
+#: Kinds of answered rows that state a negative fact (the hard case for a refusal detector).
+NEGATIVE_SOUNDING = ("negative_fact", "source_negative")
+
+
+def _refused(raw: str) -> int:
+    return 0 if str(raw).startswith("1_") else 1
+
+
+def load_rows() -> list[dict]:
+    """``[{"id", "set", "split", "answer", "y", "y_majority", "kind"}]``; y = 1 for refused.
+
+    ``y_majority`` is the two XSTest annotators' shared label, ``None`` on a tie; RAG rows have
+    one label, so it equals ``y``.
+    """
+    rows = []
+    for r in read_jsonl(RAG_FILE):
+        y = int(r["label"] == "refused")
+        rows.append({"id": r["id"], "set": "rag", "split": r["split"], "answer": r["answer"], "y": y,
+                     "y_majority": y, "kind": r["kind"]})
+    for r in public_sets.xstest_rows():
+        a1, a2 = _refused(r["annotation_1"]), _refused(r["annotation_2"])
+        rows.append({"id": r["id"], "set": f"xstest-{r['model']}", "split": xstest_split(r["id"]), "answer": r["completion"],
+                     "y": _refused(r["final_label"]), "y_majority": a1 if a1 == a2 else None, "kind": r["type"]})
+    return rows
+
+
+def _kappa(y: np.ndarray, p: np.ndarray) -> float:
+    from sklearn.metrics import cohen_kappa_score
+
+    return float(cohen_kappa_score(y, p)) if len(set(y.tolist()) | set(p.tolist())) > 1 else float("nan")
+
+
+def figures(y: np.ndarray, pred: np.ndarray) -> dict:
+    """Kappa, recall (refusals caught), specificity (answers left alone), counts."""
+    y, pred = np.asarray(y, int), np.asarray(pred, int)
+    tp, fn = int(((y == 1) & (pred == 1)).sum()), int(((y == 1) & (pred == 0)).sum())
+    tn, fp = int(((y == 0) & (pred == 0)).sum()), int(((y == 0) & (pred == 1)).sum())
+    return {"n": int(len(y)), "kappa": round(_kappa(y, pred), 3),
+            "recall": round(tp / (tp + fn), 3) if tp + fn else None,
+            "specificity": round(tn / (tn + fp), 3) if tn + fp else None,
+            "refusals_caught": f"{tp}/{tp + fn}", "answers_left_alone": f"{tn}/{tn + fp}"}
+
+
+def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray, threshold: float) -> dict:
+    """Figures on answers each model never saw.
+
+    - ``rag_test``: the shipped model on the RAG set's fixed test split (never fitted on).
+    - ``xstest_heldout_prompts``: the shipped model on the XSTest rows of held-out prompts (all
+      three models; no completion of these prompts was fitted on).
+    - ``xstest_<model>``: leave-one-model-out on the held-out prompts: a refit that saw neither
+      that model file nor these prompts.
+    - ``xstest_heldout_pooled``: the three leave-one-model-out predictions pooled.
+    The old phrase list is scored on the same rows (``phrase_list``).
+    """
+    report = {}
+    y = np.array([r["y"] for r in rows])
+    ym = np.array([-1 if r["y_majority"] is None else r["y_majority"] for r in rows])
+    phrase = np.array([looks_like_refusal(r["answer"]) for r in rows], int)
+
+    def block(idx, truth, p):
+        return {"model": figures(truth[idx], (p[idx] >= threshold).astype(int)), "phrase_list": figures(truth[idx], phrase[idx])}
+
+    rag = [i for i, r in enumerate(rows) if r["set"] == "rag" and r["split"] == "test"]
+    report["rag_test"] = block(rag, y, probs)
+    xs = [i for i, r in enumerate(rows) if r["set"].startswith("xstest") and r["split"] == "test"
+          and r["y_majority"] is not None]
+    report["xstest_heldout_prompts"] = block(xs, ym, probs)
+    for model in XSTEST_MODELS:
+        idx = [i for i in xs if rows[i]["set"] == f"xstest-{model}"]
+        report[f"xstest_{model}"] = block(idx, ym, lomo_probs)
+    report["xstest_heldout_pooled"] = block(xs, ym, lomo_probs)
+    report["xstest_heldout_pooled"]["ties_left_out"] = sum(
+        1 for r in rows if r["set"].startswith("xstest") and r["split"] == "test" and r["y_majority"] is None)
+    return report
+
+
+def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, float]:
+    """Class-balanced L2 logistic regression (``C`` = :data:`C`, fixed, not tuned on any split).
+
+    Each source (RAG set, XSTest) gets the same total weight, so the larger file does not drown
+    the other. Returns ``(weights, bias)``.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    weight = np.ones(len(y))
+    for g in np.unique(groups):
+        weight[groups == g] = len(y) / (len(np.unique(groups)) * (groups == g).sum())
+    clf = LogisticRegression(C=C, class_weight="balanced", max_iter=5000)
+    clf.fit(x, y, sample_weight=weight)
+    return clf.coef_[0], float(clf.intercept_[0])
+
+
+def _probs(x: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-(x @ weights + bias)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--dry-run", action="store_true", help="print the figures, write nothing")
+    args = parser.parse_args()
+
+    rows = load_rows()
+    embedder = OfflineEmbedder()
+    x = feature_matrix([r["answer"] for r in rows], embedder.embed_sync)
+    y = np.array([r["y"] for r in rows])
+    groups = np.array(["rag" if r["set"] == "rag" else "xstest" for r in rows])
+    fit_mask = np.array([r["split"] == "fit" for r in rows])
+    print(f"fit rows: {int(fit_mask.sum())} (RAG fit split {int((fit_mask & (groups == 'rag')).sum())}, "
+          f"XSTest fit prompts x 3 models {int((fit_mask & (groups == 'xstest')).sum())}); held out: "
+          f"{int((~fit_mask).sum())}")
+    weights, bias = fit(x[fit_mask], y[fit_mask], groups[fit_mask])
+    threshold = 0.5
+    probs = _probs(x, weights, bias)
+    lomo = np.full(len(rows), np.nan)
+    for model in XSTEST_MODELS:
+        held = np.array([r["set"] == f"xstest-{model}" for r in rows])
+        w, b = fit(x[fit_mask & ~held], y[fit_mask & ~held], groups[fit_mask & ~held])
+        lomo[held] = _probs(x[held], w, b)  # reported on this file's held-out prompts only
+    report = held_out_report(rows, probs, lomo, threshold)
+
+    print("\nheld-out figures, threshold 0.5 (XSTest against the human majority, held-out prompts only;"
+          " xstest_<model>: a refit that never saw that model file):")
+    for name in ("rag_test", "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS),
+                 "xstest_heldout_pooled"):
+        for which in ("model", "phrase_list"):
+            f = report[name][which]
+            print(f"  {name:<24} {which:<11} n={f['n']:<4} kappa={f['kappa']:.3f} recall={f['recall']:.3f} "
+                  f"specificity={f['specificity']:.3f} (refusals caught {f['refusals_caught']}, "
+                  f"answers left alone {f['answers_left_alone']})")
+    print(f"  XSTest ties left out (the two annotators disagree): {report['xstest_heldout_pooled']['ties_left_out']}")
+    test = [i for i, r in enumerate(rows) if r["set"] == "rag" and r["split"] == "test"]
+    print("\nRAG test split by kind (share the model labels correctly):")
+    for kind in sorted({rows[i]["kind"] for i in test}):
+        idx = [i for i in test if rows[i]["kind"] == kind]
+        right = sum((probs[i] >= threshold) == bool(y[i]) for i in idx)
+        print(f"  {kind:<22} {'refused' if y[idx[0]] else 'answered':<9} {right}/{len(idx)}")
+    negative = [i for i in test if rows[i]["kind"] in NEGATIVE_SOUNDING]
+    left = sum(probs[i] < threshold for i in negative)
+    report["rag_test"]["negative_sounding_left_alone"] = f"{left}/{len(negative)}"
+    print(f"  negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: {left}/{len(negative)}")
+    wrong = [i for i in test if (probs[i] >= threshold) != bool(y[i])]
+    if wrong:
+        print("\nRAG held-out rows the model gets wrong:")
+        for i in wrong:
+            print(f"  {rows[i]['id']} label={'refused' if y[i] else 'answered'} p={probs[i]:.2f}: {rows[i]['answer'][:100]}")
+
+    spec = {
+        "cue_version": CUE_VERSION,
+        "cues": list(CUE_NAMES),
+        "embedding": f"wordllama l2_supercat {EMBEDDING_DIM}, L2-normalised, of refusal.head_text",
+        "bias": round(bias, 6),
+        "embedding_weights": [round(float(w), 6) for w in weights[:EMBEDDING_DIM]],
+        "cue_weights": [round(float(w), 6) for w in weights[EMBEDDING_DIM:]],
+        "threshold": threshold,
+        "C": C,
+        "fitted_on": {"rag_abstention.jsonl": "split == fit",
+                      "xstest_abstention.jsonl": "refusal.xstest_split(id) == fit (by prompt, all three models)"},
+        "held_out": report,
+        "refit": "scripts/fit_refusal_detector.py",
+    }
+    if args.dry_run:
+        print("\n--dry-run: nothing written")
+        return
+    args.out.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Offline refusal detector: contract cases, held-out targets, determinism, weights file, data file."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.jsonl import read_jsonl
+from workbench.judges.offline import OfflineEmbedder, OfflineJudge
+from workbench.judges.refusal import (
+    CUE_NAMES,
+    DEFAULT_REFUSAL_MODEL_PATH,
+    EMBEDDING_DIM,
+    RefusalDetector,
+    feature_matrix,
+    head_text,
+    load_refusal_model,
+    refusal_cues,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = json.loads((ROOT / "tests" / "cases" / "refusal" / "contract.json").read_text(encoding="utf-8"))["cases"]
+RAG_ROWS = read_jsonl(ROOT / "data" / "rag_abstention.jsonl")
+
+
+@pytest.fixture(scope="module")
+def detector() -> RefusalDetector:
+    return RefusalDetector(OfflineEmbedder().embed_sync)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_contract_cases(detector, case):
+    assert detector.is_refusal(case["answer"]) is case["refused"], detector.score(case["answer"])
+
+
+def test_held_out_rag_split_floor(detector):
+    # The fixed test split (never fitted on). Floors, not the figures: the fitting script prints
+    # those (88 of 97 abstentions caught, 46 of 47 negative-sounding answers left alone).
+    test = [r for r in RAG_ROWS if r["split"] == "test"]
+    scores = detector.scores([r["answer"] for r in test])
+    refused = [s >= 0.5 for s, r in zip(scores, test) if r["label"] == "refused"]
+    negative = [s < 0.5 for s, r in zip(scores, test) if r["kind"] in ("negative_fact", "source_negative")]
+    assert len(refused) == 97 and sum(refused) / len(refused) >= 0.85
+    assert len(negative) == 47 and sum(negative) / len(negative) >= 0.95
+
+
+def test_offline_judge_uses_the_detector():
+    judge = OfflineJudge()
+    assert asyncio.run(judge.is_refusal("Nothing in these pages answers that.")) is True
+    assert asyncio.run(judge.is_refusal("Trials do not renew into paid plans.")) is False
+    assert 0.0 <= asyncio.run(judge.refusal_score("I have no source for that.")) <= 1.0
+    assert asyncio.run(judge.refusal_score("")) == 1.0
+
+
+def test_deterministic_and_batch_equals_single(detector):
+    answers = [c["answer"] for c in CASES]
+    batch = detector.scores(answers)
+    assert np.array_equal(batch, detector.scores(answers))
+    assert np.allclose(batch, [detector.score(a) for a in answers])
+    assert ((batch >= 0) & (batch <= 1)).all()
+    assert detector.scores([]).shape == (0,)
+
+
+def test_empty_answer_is_a_refusal_without_the_model(detector):
+    assert head_text("") == "" and head_text("  \n ") == ""
+    assert detector.score("") == 1.0 and detector.is_refusal("\n")
+    assert feature_matrix([""], detector.embed)[0, :EMBEDDING_DIM].tolist() == [0.0] * EMBEDDING_DIM
+
+
+def test_head_reads_the_first_sentences_only():
+    long = "Refunds take 30 days. Plans renew yearly. Support is open daily. " + "I don't know. " * 20
+    assert "i don't know" not in head_text(long)
+    cues = dict(zip(CUE_NAMES, refusal_cues("I don't know.")))
+    assert cues["dont_know"] == 1.0 and cues["first_dont_know"] == 1.0 and cues["has_number"] == 0.0
+
+
+def test_source_that_tells_a_negative_is_not_a_silent_source():
+    told = dict(zip(CUE_NAMES, refusal_cues("The hotel's page says breakfast is not included in the rate.")))
+    silent = dict(zip(CUE_NAMES, refusal_cues("The hotel's pages don't mention breakfast.")))
+    assert told["source_silent"] == 0.0 and told["source_attribution"] == 1.0
+    assert silent["source_silent"] == 1.0
+
+
+def test_weights_file_is_checked(tmp_path):
+    spec = json.loads(DEFAULT_REFUSAL_MODEL_PATH.read_text(encoding="utf-8"))
+    assert len(spec["embedding_weights"]) == EMBEDDING_DIM and len(spec["cue_weights"]) == len(CUE_NAMES)
+    assert load_refusal_model().sha256 == hashlib.sha256(DEFAULT_REFUSAL_MODEL_PATH.read_bytes()).hexdigest()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**spec, "cue_weights": [0.0]}), encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.json: field 'cue_weights'"):
+        load_refusal_model(bad)
+    bad.write_text(json.dumps({**spec, "cue_version": "old"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="field 'cue_version'"):
+        load_refusal_model(bad)
+    bad.write_text("{", encoding="utf-8")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_refusal_model(bad)
+
+
+def test_rag_abstention_data_file():
+    assert len(RAG_ROWS) >= 300
+    assert len({r["answer"] for r in RAG_ROWS}) == len(RAG_ROWS)
+    assert {r["label"] for r in RAG_ROWS} == {"refused", "answered"}
+    for r in RAG_ROWS:  # the split is fixed by a hash of the id, so it cannot drift
+        expected = "test" if hashlib.sha256(r["id"].encode()).digest()[0] % 3 == 0 else "fit"
+        assert r["split"] == expected, r["id"]
+    assert len({r["domain"] for r in RAG_ROWS}) >= 15
+
+
+def test_speed_prefilter_never_changes_a_cue():
+    # The trigger-word prefilter only skips regexes that cannot match: same cues with and without.
+    from workbench import public_sets
+
+    answers = [r["answer"] for r in RAG_ROWS] + [r["completion"] for r in public_sets.xstest_rows()[::3]]
+    answers += [c["answer"] for c in CASES] + ["There is nothing we could find on that.", "Not something I could answer."]
+    for answer in answers:
+        assert np.array_equal(refusal_cues(answer), refusal_cues(answer, prefilter=False)), answer
+
+
+def test_xstest_split_is_by_prompt():
+    from workbench import public_sets
+    from workbench.judges.refusal import xstest_split
+
+    rows = public_sets.xstest_rows()
+    by_prompt: dict[str, set[str]] = {}
+    for r in rows:
+        by_prompt.setdefault(r["id"].split("-", 2)[-1], set()).add(xstest_split(r["id"]))
+    assert all(len(splits) == 1 for splits in by_prompt.values())  # every model's answer shares it
+    assert 0.4 < sum(xstest_split(r["id"]) == "test" for r in rows) / len(rows) < 0.6
