@@ -18,6 +18,8 @@ All eval-set text is untrusted: it is shown with ``st.text`` or as escaped HTML 
 """
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
 from app_pages.common import db_session, guidelines_text, highlight_html, keep, label_css, pick_unit, remember
@@ -50,29 +52,37 @@ def _view() -> dict | None:
     return st.session_state.get("label_view")
 
 
+def _lock() -> threading.Lock:
+    """This session's lock: Streamlit may run a stopping script run and the next one on two threads,
+    so two callbacks of one session can overlap; the check-then-use of a view token must not."""
+    return st.session_state["_label_lock"]
+
+
 def _commit(token: tuple[str, int], task: str, value: str) -> None:
     """Button callback: append the label only if ``token`` is the view on screen and not yet used."""
-    view = _view()
-    unit_id, seq = token
-    if view is None or (view["unit_id"], view["seq"]) != (unit_id, seq):
-        shown = f"{view['unit_id']}" if view else "no unit"
-        st.session_state["label_flash"] = (
-            "error", f"Not saved: the key press was for {unit_id} (view {seq}), but the page had already moved on "
-                     f"to {shown}. Look at the unit shown and press again.")
-        return
-    if view["used"]:
-        st.session_state["label_flash"] = (
-            "warning", f"Not applied: {unit_id} was already labelled {view['used']} in this view; the extra "
-                       "press was ignored. Press U to undo if that label was wrong.")
-        return
-    note = (st.session_state.get("label_note_value") or "").strip() or None
-    try:
-        with db_session() as db:
-            append_labels(db, [Label(unit_id, task, _annotator(), value, note)])
-    except LabelError as exc:
-        st.session_state["label_flash"] = ("error", str(exc))
-        return
-    view["used"] = value
+    with _lock():
+        view = _view()
+        unit_id, seq = token
+        if view is None or (view["unit_id"], view["seq"]) != (unit_id, seq):
+            shown = f"{view['unit_id']}" if view else "no unit"
+            st.session_state["label_flash"] = (
+                "error", f"Not saved: the key press was for {unit_id} (view {seq}), but the page had already moved "
+                         f"on to {shown}. Look at the unit shown and press again.")
+            return
+        if view["used"]:
+            st.session_state["label_flash"] = (
+                "warning", f"Not applied: {unit_id} was already labelled {view['used']} in this view; the extra "
+                           "press was ignored. Press U to undo if that label was wrong.")
+            return
+        view["used"] = value  # claimed before writing: a concurrent press sees it
+        note = (st.session_state.get("label_note_value") or "").strip() or None
+        try:
+            with db_session() as db:
+                append_labels(db, [Label(unit_id, task, _annotator(), value, note)])
+        except LabelError as exc:
+            view["used"] = None
+            st.session_state["label_flash"] = ("error", str(exc))
+            return
     _clear_note()
     st.session_state.pop("label_pinned", None)
     st.session_state["label_flash"] = ("ok", f"Saved {value} for {unit_id}.")
@@ -84,11 +94,12 @@ def _clear_note() -> None:
 
 
 def _skip(token: tuple[str, int]) -> None:
-    view = _view()
-    if view is None or (view["unit_id"], view["seq"]) != tuple(token) or view["used"]:
-        st.session_state["label_flash"] = ("warning", f"Skip ignored: {token[0]} is no longer the unit shown.")
-        return
-    view["used"] = "skipped"
+    with _lock():
+        view = _view()
+        if view is None or (view["unit_id"], view["seq"]) != tuple(token) or view["used"]:
+            st.session_state["label_flash"] = ("warning", f"Skip ignored: {token[0]} is no longer the unit shown.")
+            return
+        view["used"] = "skipped"
     st.session_state.setdefault("label_skipped", set()).add(token[0])
     st.session_state.pop("label_pinned", None)
     _clear_note()
@@ -128,6 +139,8 @@ def _note_entered(key: str) -> None:
 
 
 label_css()
+if "_label_lock" not in st.session_state:  # made in the first run, before any callback can need it
+    st.session_state["_label_lock"] = threading.Lock()
 
 # --- who is labelling -------------------------------------------------------------------------
 if "_keep_annotator" not in st.session_state:
@@ -208,11 +221,12 @@ with db_session() as db:
     quotes = unit_quotes(db, unit.unit_id) if unit is not None and unit.task in EVIDENCE_TASKS else []
 
 # a new view whenever the unit changes or the shown one was labelled or skipped
-view = _view()
-if unit is not None and (view is None or view["unit_id"] != unit.unit_id or view["used"]):
-    seq = (view["seq"] + 1) if view else 1
-    view = {"unit_id": unit.unit_id, "seq": seq, "used": None}
-    st.session_state["label_view"] = view
+with _lock():
+    view = _view()
+    if unit is not None and (view is None or view["unit_id"] != unit.unit_id or view["used"]):
+        seq = (view["seq"] + 1) if view else 1
+        view = {"unit_id": unit.unit_id, "seq": seq, "used": None}
+        st.session_state["label_view"] = view
 
 done, total = mine["labelled_by_annotator"] or 0, mine["units"]
 bar.progress(done / total if total else 0.0, text=f"{annotator}: {done} of {total} units labelled")
