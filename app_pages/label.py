@@ -26,11 +26,12 @@ from app_pages.common import db_session, guidelines_text, highlight_html, keep, 
 from workbench.store import (
     ORDERS,
     LabelError,
+    annotator_progress,
     append_labels,
     get_item,
     get_unit,
     is_stale,
-    progress,
+    live_tasks,
     release_lease,
     undo_last_label,
     unit_quotes,
@@ -45,7 +46,7 @@ EVIDENCE_TASKS = ("claim_support", "answer_faithfulness")
 
 
 def _annotator() -> str:
-    return (st.session_state.get("_keep_annotator") or "").strip()
+    return (st.session_state.get("_keep_annotator") or st.session_state.get("annotator") or "").strip()
 
 
 def _view() -> dict | None:
@@ -75,7 +76,7 @@ def _commit(token: tuple[str, int], task: str, value: str) -> None:
                            "press was ignored. Press U to undo if that label was wrong.")
             return
         view["used"] = value  # claimed before writing: a concurrent press sees it
-        note = (st.session_state.get("label_note_value") or "").strip() or None
+        note = _note_now()
         try:
             with db_session() as db:
                 append_labels(db, [Label(unit_id, task, _annotator(), value, note)])
@@ -86,6 +87,12 @@ def _commit(token: tuple[str, int], task: str, value: str) -> None:
     _clear_note()
     st.session_state.pop("label_pinned", None)
     st.session_state["label_flash"] = ("ok", f"Saved {value} for {unit_id}.")
+
+
+def _note_now() -> str | None:
+    """The note as typed: the box's own value (even if Enter was not pressed), else the kept one."""
+    box = st.session_state.get(f"label_note_{st.session_state.get('label_note_gen', 0)}")
+    return (box or st.session_state.get("label_note_value") or "").strip() or None
 
 
 def _clear_note() -> None:
@@ -129,11 +136,17 @@ def _name_entered() -> None:
 
 def _change_name() -> None:
     st.session_state["_keep_annotator"] = ""
+    st.session_state["annotator"] = ""
     st.session_state.pop("label_view", None)
 
 
 def _note_entered(key: str) -> None:
-    """Enter in the note box: keep the note and re-create the box (new key), which drops its focus."""
+    """Enter in the note box: keep the note and re-create the box (new key), which drops its focus.
+
+    A change reported for an older box (the label was saved in the same rerun) is ignored.
+    """
+    if key != f"label_note_{st.session_state.get('label_note_gen', 0)}":
+        return
     st.session_state["label_note_value"] = st.session_state.get(key) or ""
     st.session_state["label_note_gen"] = st.session_state.get("label_note_gen", 0) + 1
 
@@ -163,8 +176,7 @@ else:
 
 # --- queue options ----------------------------------------------------------------------------
 with db_session() as db:
-    overall = progress(db)
-task_options = [t for t in TASK_VALUES if t in overall["per_task"]]
+    task_options = live_tasks(db)
 with st.sidebar:
     st.header("Queue")
     remember("label_task", task_options[0] if task_options else ALL_TASKS)
@@ -202,7 +214,12 @@ if not annotator:
 
 # --- the unit ---------------------------------------------------------------------------------
 skipped = st.session_state.setdefault("label_skipped", set())
+queue = (task, int(st.session_state["label_overlap"]), st.session_state["label_order"],
+         float(st.session_state["label_threshold"]))
 with db_session() as db:
+    if st.session_state.get("label_queue") != queue:  # other queue settings: give back the unit held
+        release_lease(db, annotator)
+        st.session_state["label_queue"] = queue
     unit = None
     pinned = st.session_state.get("label_pinned")
     if pinned:
@@ -216,7 +233,7 @@ with db_session() as db:
             order=st.session_state["label_order"], threshold=float(st.session_state["label_threshold"]),
             skipped=skipped,
         )
-    mine = progress(db, annotator, task=task)
+    done, total = annotator_progress(db, annotator, task=task)
     item = get_item(db, unit.item_id) if unit is not None else None
     quotes = unit_quotes(db, unit.unit_id) if unit is not None and unit.task in EVIDENCE_TASKS else []
 
@@ -228,7 +245,6 @@ with _lock():
         view = {"unit_id": unit.unit_id, "seq": seq, "used": None}
         st.session_state["label_view"] = view
 
-done, total = mine["labelled_by_annotator"] or 0, mine["units"]
 bar.progress(done / total if total else 0.0, text=f"{annotator}: {done} of {total} units labelled")
 
 flash = st.session_state.pop("label_flash", None)

@@ -105,8 +105,17 @@ def _labels(db_file: Path) -> list[dict]:
 
 
 def _idle(page) -> None:
-    """Wait until the script run is over and the page shows its final elements."""
+    """Wait until the script run is over and the unit's value buttons are on the page.
+
+    The caption (``... · view N``) comes before the buttons, and the run-state attribute can read
+    "notRunning" before a run's last elements arrive; a key pressed before the buttons exist does
+    nothing, so the wait is for the current view's own button (keyed ``label_pos_<N>``).
+    """
     page.wait_for_selector('[data-test-script-state="notRunning"]', timeout=30_000)
+    caption = page.get_by_text(re.compile(r"^claim_support · unit .* · view \d+$"))
+    if caption.count():
+        view = re.search(r"view (\d+)$", caption.inner_text()).group(1)
+        page.wait_for_selector(f".st-key-label_pos_{view} button:enabled", timeout=30_000)
 
 
 def _start(page, url: str, annotator: str) -> None:

@@ -14,6 +14,7 @@ from workbench.store.versions import item_text_key, mark_stale_units, unit_text_
 from workbench.types import TASK_VALUES, EvalItem, Passage, Unit
 
 _UNIT_ORDER = "ORDER BY i.seq, u.claim_index, u.rowid"
+_QUEUE_ORDER = "ORDER BY u.item_seq, u.claim_index, u.rowid"  # the same order, from the units index
 
 
 def _item_row(item: EvalItem) -> dict:
@@ -179,9 +180,9 @@ def store_units(db: sqlite_utils.Database, units: Iterable[Unit], *, source: str
             taken = {v["unit_id"] for v in versions}
             unit_id = unit.unit_id if unit.unit_id not in taken else version_id(unit.unit_id, digest)
             db.execute(
-                """INSERT INTO units (unit_id, task, item_id, claim_index, text, source, created_at, text_hash)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                [unit_id, unit.task, unit.item_id, unit.claim_index, unit.text, source, now, digest],
+                """INSERT INTO units (unit_id, task, item_id, claim_index, text, source, created_at, text_hash, item_seq)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT seq FROM items WHERE id = ?))""",
+                [unit_id, unit.task, unit.item_id, unit.claim_index, unit.text, source, now, digest, unit.item_id],
             )
             counts["new"] += 1
     return counts
@@ -227,6 +228,12 @@ def list_units(db: sqlite_utils.Database, *, task: str | None = None, item_id: s
         sql += " AND u.item_id = ?"
         params.append(item_id)
     return [_unit_from_row(row) for row in db.query(f"{sql} {_UNIT_ORDER}", params)]
+
+
+def live_tasks(db: sqlite_utils.Database) -> list[str]:
+    """Tasks that have at least one live unit (one indexed lookup per task)."""
+    return [task for task in TASK_VALUES
+            if db.execute("SELECT 1 FROM units WHERE task = ? AND stale_at IS NULL LIMIT 1", [task]).fetchone()]
 
 
 def items_with_claim_units(db: sqlite_utils.Database) -> set[str]:

@@ -14,7 +14,9 @@ Tables:
 - (4) ``units.text_hash`` / ``units.stale_at``: a unit is one version of the text labelled (see
   ``workbench.store.versions``); a version whose item text changed is stale, keeps its labels and
   is never counted for the new text. ``leases``: which annotator holds which unit until when.
-  Indexes for the next-unit, progress and quote queries.
+  ``units.item_seq`` copies the item's insertion position, so the sequential queue is read in
+  index order and stops at the first unit to hand out. Indexes for the next-unit, progress and
+  quote queries.
 
 A migration step is an SQL string or a callable ``step(db)`` (for back-filling computed columns).
 """
@@ -129,9 +131,13 @@ MIGRATIONS: list[tuple[int, str, tuple]] = [
         (
             "ALTER TABLE units ADD COLUMN text_hash TEXT",
             "ALTER TABLE units ADD COLUMN stale_at TEXT",
+            "ALTER TABLE units ADD COLUMN item_seq INTEGER",
+            "UPDATE units SET item_seq = (SELECT seq FROM items WHERE items.id = units.item_id)",
             _backfill_text_hashes,
             "CREATE UNIQUE INDEX units_version ON units(task, item_id, COALESCE(claim_index, -1), text_hash)",
             "CREATE INDEX units_live ON units(task, item_id, claim_index) WHERE stale_at IS NULL",
+            "CREATE INDEX units_queue ON units(task, item_seq, claim_index) WHERE stale_at IS NULL",
+            "CREATE INDEX units_queue_all ON units(item_seq, claim_index) WHERE stale_at IS NULL",
             "CREATE INDEX labels_live ON labels(unit_id, annotator) WHERE retracted_at IS NULL",
             "CREATE INDEX labels_annotator_live ON labels(annotator, task, unit_id) WHERE retracted_at IS NULL",
             """CREATE TABLE leases (
