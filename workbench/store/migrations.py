@@ -162,6 +162,15 @@ def applied_migrations(db: sqlite_utils.Database) -> list[int]:
     return [row["id"] for row in db.query("SELECT id FROM _migrations ORDER BY id")]
 
 
+def _up_to_date(db: sqlite_utils.Database) -> bool:
+    """Whether ``_migrations`` lists exactly the known migrations (one read, no lock held after)."""
+    try:
+        rows = db.execute("SELECT id FROM _migrations ORDER BY id").fetchall()
+    except Exception:  # no table yet (blank file)
+        return False
+    return [row[0] for row in rows] == [number for number, _, _ in MIGRATIONS]
+
+
 def migrate(db: sqlite_utils.Database, *, target: int | None = None) -> list[int]:
     """Apply every missing migration up to ``target`` (default: all) and return the numbers applied.
 
@@ -170,6 +179,8 @@ def migrate(db: sqlite_utils.Database, *, target: int | None = None) -> list[int
     written by a newer workbench).
     """
     target = LATEST if target is None else target
+    if target == LATEST and _up_to_date(db):  # the common case: a read, no write lock taken
+        return []
     with write_tx(db):
         db.execute(
             "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
