@@ -160,6 +160,7 @@ LABEL_CSS = """<style>
 .wb-passage {white-space: normal; font-size: 0.92rem; line-height: 1.4; margin-bottom: 0.6rem;}
 .wb-passage mark {background: #ffe066; padding: 0 2px;}
 .block-container {padding-top: 2.2rem;}
+.st-key-label_ghosts {display: none !important;}
 </style>"""
 
 

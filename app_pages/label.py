@@ -242,7 +242,8 @@ with _lock():
     view = _view()
     if unit is not None and (view is None or view["unit_id"] != unit.unit_id or view["used"]):
         seq = (view["seq"] + 1) if view else 1
-        view = {"unit_id": unit.unit_id, "seq": seq, "used": None}
+        st.session_state["label_prev_view"] = view
+        view = {"unit_id": unit.unit_id, "task": unit.task, "seq": seq, "used": None}
         st.session_state["label_view"] = view
 
 bar.progress(done / total if total else 0.0, text=f"{annotator}: {done} of {total} units labelled")
@@ -291,6 +292,18 @@ with left:
     st.caption(keymap)
     st.text_input("Note (optional; Enter keeps it and gives the keys back)", key=note_key,
                   on_change=_note_entered, args=(note_key,))
+
+# The previous view's buttons, hidden and without shortcuts: same keys, so the same widget ids. A
+# press sent from the old buttons while this run replaced them still reaches ``_commit`` (and is
+# refused there with a message) instead of being dropped without a word.
+previous = st.session_state.get("label_prev_view")
+if previous and previous.get("task") in TASK_VALUES:
+    with st.container(key="label_ghosts"):
+        for index, (value, kind) in enumerate(zip(TASK_VALUES[previous["task"]], ("pos", "neg"))):
+            st.button(value, key=f"label_{kind}_{previous['seq']}", on_click=_commit,
+                      args=((previous["unit_id"], previous["seq"]), previous["task"], value))
+        st.button("skip", key=f"label_skip_{previous['seq']}", on_click=_skip,
+                  args=((previous["unit_id"], previous["seq"]),))
 
 if item is not None and unit.task in EVIDENCE_TASKS and right is not None:
     quote = quotes[0] if quotes and st.session_state["label_show_quote"] else None

@@ -69,10 +69,11 @@ def _texts(at: AppTest) -> list[str]:
 
 
 def _keyed(widgets, prefix: str):
-    """The one widget whose key starts with ``prefix`` (Label page keys carry the view number)."""
+    """The current view's widget whose key starts with ``prefix`` (Label page keys end in the view
+    number; the previous view's buttons are kept, hidden, so the highest number is the one shown)."""
     found = [w for w in widgets if w.key and w.key.startswith(prefix)]
-    assert len(found) == 1, [w.key for w in widgets]
-    return found[0]
+    assert found, [w.key for w in widgets]
+    return max(found, key=lambda w: int(w.key.rsplit("_", 1)[1]))
 
 
 def _value(at: AppTest, index: int):
@@ -127,6 +128,19 @@ def test_labelling_writes_a_row_and_advances(store_path):
     assert _rows(store_path, "SELECT unit_id, value FROM labels ORDER BY id")[1] == {
         "unit_id": "claim_support:q1:0", "value": "unsupported"}
     assert "claim text 2" in _texts(at)
+
+
+def test_a_press_for_a_unit_no_longer_shown_is_refused_with_a_message(store_path):
+    at = _app(annotator="alice")
+    assert _value(at, 0).key == "label_pos_1"  # view 1 shows q0
+    _value(at, 0).click().run()
+    assert "claim text 1" in _texts(at)  # view 2 shows q1
+    late = [b for b in at.button if b.key == "label_pos_1"]  # view 1's button, kept hidden
+    assert len(late) == 1
+    late[0].click().run()  # a press sent from the old page, arriving after it moved on
+    assert _rows(store_path, "SELECT unit_id FROM labels") == [{"unit_id": "claim_support:q0:0"}]
+    assert any("Not saved" in e.value and "claim_support:q0:0" in e.value for e in at.error)
+    assert "claim text 1" in _texts(at)  # still the unit on screen, unlabelled
 
 
 def test_undo_retracts_the_last_label_and_shows_its_unit_again(store_path):

@@ -183,3 +183,11 @@ def test_concurrent_annotators_with_overlap_1_get_disjoint_units(tmp_path):
         thread.join()
     every = [unit for units in taken.values() for unit in units]
     assert len(every) == 40 and len(set(every)) == 40  # no unit handed to two people
+
+
+def test_item_text_key_tells_apart_every_text_a_label_depends_on():
+    # score --db counts a stored label for a scored item only when these keys are equal
+    base = item()
+    assert store.item_text_key(base) == store.item_text_key(item())
+    assert store.item_text_key(base) != store.item_text_key(item(passage="Paris is the capital!"))
+    assert store.item_text_key(base) != store.item_text_key(item(answer="Paris is in France"))
