@@ -10,6 +10,8 @@ view already labelled (a second press faster than the page updates). The next un
 with a lease (``next_unit_for(lease_seconds=...)``), so two annotators never get the same unit
 with overlap 1.
 
+A key press reruns only the unit area (``st.fragment``), not the sidebar.
+
 Focus: once the name is entered the name box is replaced by text, so key presses cannot type into
 it; in the note box, Enter saves the note and gives the keys back to labelling (the box is
 re-created, which drops its focus).
@@ -159,7 +161,7 @@ if "_label_lock" not in st.session_state:  # made in the first run, before any c
 if "_keep_annotator" not in st.session_state:
     st.session_state["_keep_annotator"] = st.query_params.get("annotator", "")  # survives a reload
 annotator = _annotator()
-head, who, bar = st.columns([0.8, 1.6, 2.6], vertical_alignment="center")
+head, who = st.columns([0.8, 4.2], vertical_alignment="center")
 head.subheader("Label", anchor=False)
 if not annotator:
     with who:
@@ -213,108 +215,114 @@ if not annotator:
     st.stop()
 
 # --- the unit ---------------------------------------------------------------------------------
-skipped = st.session_state.setdefault("label_skipped", set())
-queue = (task, int(st.session_state["label_overlap"]), st.session_state["label_order"],
-         float(st.session_state["label_threshold"]))
-with db_session() as db:
-    if st.session_state.get("label_queue") != queue:  # other queue settings: give back the unit held
-        release_lease(db, annotator)
-        st.session_state["label_queue"] = queue
-    unit = None
-    pinned = st.session_state.get("label_pinned")
-    if pinned:
-        unit = get_unit(db, pinned)
-        if unit is None or (task is not None and unit.task != task) or is_stale(db, pinned):
-            unit = None
-            st.session_state.pop("label_pinned", None)
+@st.fragment
+def _unit_area(annotator: str, task: str | None) -> None:
+    """The unit, its buttons and evidence. A fragment: a key press reruns only this part of the page."""
+    skipped = st.session_state.setdefault("label_skipped", set())
+    queue = (task, int(st.session_state["label_overlap"]), st.session_state["label_order"],
+             float(st.session_state["label_threshold"]))
+    with db_session() as db:
+        if st.session_state.get("label_queue") != queue:  # other queue settings: give back the unit held
+            release_lease(db, annotator)
+            st.session_state["label_queue"] = queue
+        unit = None
+        pinned = st.session_state.get("label_pinned")
+        if pinned:
+            unit = get_unit(db, pinned)
+            if unit is None or (task is not None and unit.task != task) or is_stale(db, pinned):
+                unit = None
+                st.session_state.pop("label_pinned", None)
+        if unit is None:
+            unit = pick_unit(
+                db, annotator, task=task, overlap=int(st.session_state["label_overlap"]),
+                order=st.session_state["label_order"], threshold=float(st.session_state["label_threshold"]),
+                skipped=skipped,
+            )
+        done, total = annotator_progress(db, annotator, task=task)
+        item = get_item(db, unit.item_id) if unit is not None else None
+        quotes = unit_quotes(db, unit.unit_id) if unit is not None and unit.task in EVIDENCE_TASKS else []
+
+    # a new view whenever the unit changes or the shown one was labelled or skipped
+    with _lock():
+        view = _view()
+        if unit is not None and (view is None or view["unit_id"] != unit.unit_id or view["used"]):
+            seq = (view["seq"] + 1) if view else 1
+            st.session_state["label_prev_view"] = view
+            view = {"unit_id": unit.unit_id, "task": unit.task, "seq": seq, "used": None}
+            st.session_state["label_view"] = view
+
+    st.progress(done / total if total else 0.0, text=f"{annotator}: {done} of {total} units labelled")
+
+    flash = st.session_state.pop("label_flash", None)
+    if flash:
+        kind, message = flash
+        {"ok": st.success, "error": st.error, "info": st.info, "warning": st.warning}[kind](message)
+
     if unit is None:
-        unit = pick_unit(
-            db, annotator, task=task, overlap=int(st.session_state["label_overlap"]),
-            order=st.session_state["label_order"], threshold=float(st.session_state["label_threshold"]),
-            skipped=skipped,
-        )
-    done, total = annotator_progress(db, annotator, task=task)
-    item = get_item(db, unit.item_id) if unit is not None else None
-    quotes = unit_quotes(db, unit.unit_id) if unit is not None and unit.task in EVIDENCE_TASKS else []
+        if skipped:
+            st.info(f"Only units you skipped are left ({len(skipped)}).")
+            st.button("Bring skipped units back", key="label_unskip", on_click=_unskip)
+        else:
+            st.success("Nothing left to label in this queue. Thank you!")
+        st.button("Undo my last label", key="label_undo_done", on_click=_undo, shortcut="U")
+        return
 
-# a new view whenever the unit changes or the shown one was labelled or skipped
-with _lock():
-    view = _view()
-    if unit is not None and (view is None or view["unit_id"] != unit.unit_id or view["used"]):
-        seq = (view["seq"] + 1) if view else 1
-        st.session_state["label_prev_view"] = view
-        view = {"unit_id": unit.unit_id, "task": unit.task, "seq": seq, "used": None}
-        st.session_state["label_view"] = view
+    values = TASK_VALUES[unit.task]
+    token = (unit.unit_id, view["seq"])
+    keymap = (f"Each button's key is on it; 1 is the positive value in every task ({values[0]} here). "
+              "In the note box, Enter keeps the note and gives the keys back.")
+    left, right = st.columns([1.1, 1], gap="medium") if unit.task in EVIDENCE_TASKS and item else (st.container(), None)
 
-bar.progress(done / total if total else 0.0, text=f"{annotator}: {done} of {total} units labelled")
+    with left:
+        st.caption(f"{unit.task} · unit {unit.unit_id} · view {view['seq']}")
+        if item is not None:
+            st.markdown("**Question**")
+            st.text(item.question)
+        st.markdown("**Claim**" if unit.task == "claim_support" else "**Answer**")
+        with st.container(border=True, key="label_unit_text"):
+            st.text(unit.text if unit.task == "claim_support" or item is None else item.answer)
+        columns = st.columns([1.25, 1.25, 0.75, 0.75])
+        for index, (value, kind) in enumerate(zip(values, ("pos", "neg"))):
+            columns[index].button(
+                value, key=f"label_{kind}_{view['seq']}", type="primary" if index == 0 else "secondary",
+                on_click=_commit, args=(token, unit.task, value), shortcut=SHORTCUTS[index], width="stretch",
+            )
+        columns[2].button("skip", key=f"label_skip_{view['seq']}", on_click=_skip, args=(token,), shortcut="S",
+                          width="stretch")
+        columns[3].button("undo", key="label_undo", on_click=_undo, shortcut="U", width="stretch")
+        gen = st.session_state.get("label_note_gen", 0)
+        note_key = f"label_note_{gen}"
+        if note_key not in st.session_state:
+            st.session_state[note_key] = st.session_state.get("label_note_value", "")
+        st.caption(keymap)
+        st.text_input("Note (optional; Enter keeps it and gives the keys back)", key=note_key,
+                      on_change=_note_entered, args=(note_key,))
 
-flash = st.session_state.pop("label_flash", None)
-if flash:
-    kind, message = flash
-    {"ok": st.success, "error": st.error, "info": st.info, "warning": st.warning}[kind](message)
+    # The previous view's buttons, hidden and without shortcuts: same keys, so the same widget ids. A
+    # press sent from the old buttons while this run replaced them still reaches ``_commit`` (and is
+    # refused there with a message) instead of being dropped without a word.
+    previous = st.session_state.get("label_prev_view")
+    if previous and previous.get("task") in TASK_VALUES:
+        with st.container(key="label_ghosts"):
+            for index, (value, kind) in enumerate(zip(TASK_VALUES[previous["task"]], ("pos", "neg"))):
+                st.button(value, key=f"label_{kind}_{previous['seq']}", on_click=_commit,
+                          args=((previous["unit_id"], previous["seq"]), previous["task"], value))
+            st.button("skip", key=f"label_skip_{previous['seq']}", on_click=_skip,
+                      args=((previous["unit_id"], previous["seq"]),))
 
-if unit is None:
-    if skipped:
-        st.info(f"Only units you skipped are left ({len(skipped)}).")
-        st.button("Bring skipped units back", key="label_unskip", on_click=_unskip)
-    else:
-        st.success("Nothing left to label in this queue. Thank you!")
-    st.button("Undo my last label", key="label_undo_done", on_click=_undo, shortcut="U")
-    st.stop()
+    if item is not None and unit.task in EVIDENCE_TASKS and right is not None:
+        quote = quotes[0] if quotes and st.session_state["label_show_quote"] else None
+        found = quote is not None and any(quote in p.text for p in item.contexts)
+        passages = sorted(item.contexts, key=lambda p: 0 if found and quote in p.text else 1)  # quote's passage first
+        with right:
+            st.markdown(f"**Evidence** ({len(item.contexts)} passages" + (", the judge's quote highlighted)" if found else ")"))
+            if quote and not found:
+                st.caption("Judge's quote (not found verbatim in the passages):")
+                st.text(quote)
+            with st.container(height=560, key="label_evidence"):
+                for passage in passages:
+                    st.text(f"[{passage.id}]" + (f"  {passage.source}" if passage.source else ""))
+                    st.html(f'<div class="wb-passage">{highlight_html(passage.text, quote)}</div>')
 
-values = TASK_VALUES[unit.task]
-token = (unit.unit_id, view["seq"])
-keymap = (f"Each button's key is on it; 1 is the positive value in every task ({values[0]} here). "
-          "In the note box, Enter keeps the note and gives the keys back.")
-left, right = st.columns([1.1, 1], gap="medium") if unit.task in EVIDENCE_TASKS and item else (st.container(), None)
 
-with left:
-    st.caption(f"{unit.task} · unit {unit.unit_id} · view {view['seq']}")
-    if item is not None:
-        st.markdown("**Question**")
-        st.text(item.question)
-    st.markdown("**Claim**" if unit.task == "claim_support" else "**Answer**")
-    with st.container(border=True, key="label_unit_text"):
-        st.text(unit.text if unit.task == "claim_support" or item is None else item.answer)
-    columns = st.columns([1.25, 1.25, 0.75, 0.75])
-    for index, (value, kind) in enumerate(zip(values, ("pos", "neg"))):
-        columns[index].button(
-            value, key=f"label_{kind}_{view['seq']}", type="primary" if index == 0 else "secondary",
-            on_click=_commit, args=(token, unit.task, value), shortcut=SHORTCUTS[index], width="stretch",
-        )
-    columns[2].button("skip", key=f"label_skip_{view['seq']}", on_click=_skip, args=(token,), shortcut="S",
-                      width="stretch")
-    columns[3].button("undo", key="label_undo", on_click=_undo, shortcut="U", width="stretch")
-    gen = st.session_state.get("label_note_gen", 0)
-    note_key = f"label_note_{gen}"
-    if note_key not in st.session_state:
-        st.session_state[note_key] = st.session_state.get("label_note_value", "")
-    st.caption(keymap)
-    st.text_input("Note (optional; Enter keeps it and gives the keys back)", key=note_key,
-                  on_change=_note_entered, args=(note_key,))
-
-# The previous view's buttons, hidden and without shortcuts: same keys, so the same widget ids. A
-# press sent from the old buttons while this run replaced them still reaches ``_commit`` (and is
-# refused there with a message) instead of being dropped without a word.
-previous = st.session_state.get("label_prev_view")
-if previous and previous.get("task") in TASK_VALUES:
-    with st.container(key="label_ghosts"):
-        for index, (value, kind) in enumerate(zip(TASK_VALUES[previous["task"]], ("pos", "neg"))):
-            st.button(value, key=f"label_{kind}_{previous['seq']}", on_click=_commit,
-                      args=((previous["unit_id"], previous["seq"]), previous["task"], value))
-        st.button("skip", key=f"label_skip_{previous['seq']}", on_click=_skip,
-                  args=((previous["unit_id"], previous["seq"]),))
-
-if item is not None and unit.task in EVIDENCE_TASKS and right is not None:
-    quote = quotes[0] if quotes and st.session_state["label_show_quote"] else None
-    found = quote is not None and any(quote in p.text for p in item.contexts)
-    passages = sorted(item.contexts, key=lambda p: 0 if found and quote in p.text else 1)  # quote's passage first
-    with right:
-        st.markdown(f"**Evidence** ({len(item.contexts)} passages" + (", the judge's quote highlighted)" if found else ")"))
-        if quote and not found:
-            st.caption("Judge's quote (not found verbatim in the passages):")
-            st.text(quote)
-        with st.container(height=560, key="label_evidence"):
-            for passage in passages:
-                st.text(f"[{passage.id}]" + (f"  {passage.source}" if passage.source else ""))
-                st.html(f'<div class="wb-passage">{highlight_html(passage.text, quote)}</div>')
+_unit_area(annotator, task)
