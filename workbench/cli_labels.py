@@ -416,7 +416,10 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
     Answer-level tasks get one unit per item (text = the answer). claim_support gets one unit per
     claim: each answer is decomposed once by the judge, or, with --claims, the claims come from
     the file so labels made elsewhere line up exactly. Items that already have claim units are
-    not decomposed again; re-running is safe.
+    not decomposed again; re-running is safe. A unit is one version of a text: an item stored
+    again with changed text gets new units (the command says how many changed), and the old
+    units keep their labels as stale, never counted for the new text. Creates the store if
+    needed, and says so.
 
     Example: workbench labels add data/demo_rag.jsonl
     """
