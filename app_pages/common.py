@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import html
 import os
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from workbench.config import default_db_path, home
-from workbench.store import next_unit_for, open_db
+from workbench.store import LEASE_SECONDS, next_unit_for, open_db
 from workbench.types import Unit
 
 TOKEN_ENV = "WORKBENCH_APP_TOKEN"
@@ -123,11 +124,46 @@ def pick_unit(
     order: str,
     threshold: float,
     skipped: Collection[str] = (),
+    lease_seconds: float = LEASE_SECONDS,
 ) -> Unit | None:
-    """The next unit to show: ``next_unit_for``, passing over units skipped in this session.
+    """The next unit to show, reserved for this annotator with a lease (``next_unit_for``).
 
-    Returns ``None`` when nothing is left (skipped units included: the page offers to bring them
-    back).
+    Units skipped in this session are passed over. Asking again returns the same unit while the
+    lease holds and the unit is still wanted; another annotator is not given it (overlap 1) until
+    it is labelled or the lease expires. Returns ``None`` when nothing is left (skipped units
+    included: the page offers to bring them back).
     """
     return next_unit_for(db, annotator, task=task, overlap=overlap, order=order, threshold=threshold,
-                         exclude=skipped)
+                         exclude=skipped, lease_seconds=lease_seconds)
+
+
+def highlight_html(text: str, quote: str | None) -> str:
+    """``text`` as escaped HTML, every exact occurrence of ``quote`` in ``<mark>``; newlines as ``<br>``.
+
+    Both are untrusted: the pieces are escaped first and only then is ``<mark>`` added. Same rule as
+    ``workbench.report.highlight_quote_html``, kept here so the Label page does not import the chart
+    stack (altair, pandas) on its cold start.
+    """
+    def block(part: str) -> str:
+        return html.escape(part, quote=True).replace("\n", "<br>")
+
+    text = text or ""
+    if not quote or quote not in text:
+        return block(text)
+    return f"<mark>{block(quote)}</mark>".join(block(part) for part in text.split(quote))
+
+
+LABEL_CSS = """<style>
+[class*="st-key-label_pos_"] button {background-color: #1a7f37; border-color: #1a7f37; color: #fff;}
+[class*="st-key-label_neg_"] button {background-color: #b42318; border-color: #b42318; color: #fff;}
+[class*="st-key-label_pos_"] button:hover, [class*="st-key-label_neg_"] button:hover {filter: brightness(1.12); color: #fff;}
+.wb-passage {white-space: normal; font-size: 0.92rem; line-height: 1.4; margin-bottom: 0.6rem;}
+.wb-passage mark {background: #ffe066; padding: 0 2px;}
+.block-container {padding-top: 2.2rem;}
+.st-key-label_ghosts {display: none !important;}
+</style>"""
+
+
+def label_css() -> None:
+    """Style the Label page: positive value green, negative red; compact top padding; quote marks."""
+    st.html(LABEL_CSS)

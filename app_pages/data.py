@@ -35,6 +35,8 @@ def _load(path: Path, tasks: list[str]) -> None:
     st.success(
         f"Stored {result['items']} items ({result['new_items']} new); "
         f"{result['new_units']} new units; judge: {result['judge'] or 'none needed'}."
+        + (f" {result['changed_units']} units had changed text: their old versions and {result['stale_labels']} "
+           "labels are kept as stale and never count for the new text." if result.get("changed_units") else "")
     )
     for line in result["failures"][:20]:
         st.warning(f"Not decomposed: {line}")

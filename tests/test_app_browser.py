@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-N_UNITS = 30
+N_UNITS = 60
 SCRIPT = "<script>alert(1)</script>"
 NAME = re.compile("Your name")
 
@@ -104,17 +104,37 @@ def _labels(db_file: Path) -> list[dict]:
         db.close()
 
 
+def _idle(page) -> None:
+    """Wait until the script run is over and the unit's value buttons are on the page.
+
+    The caption (``... · view N``) comes before the buttons, and the run-state attribute can read
+    "notRunning" before a run's last elements arrive; a key pressed before the buttons exist does
+    nothing, so the wait is for the current view's own button (keyed ``label_pos_<N>``).
+    """
+    page.wait_for_selector('[data-test-script-state="notRunning"]', timeout=30_000)
+    caption = page.get_by_text(re.compile(r"^claim_support · unit .* · view \d+$"))
+    if caption.count():
+        view = re.search(r"view (\d+)$", caption.inner_text()).group(1)
+        page.wait_for_selector(f".st-key-label_pos_{view} button:enabled", timeout=30_000)
+
+
 def _start(page, url: str, annotator: str) -> None:
     page.goto(url)
     name = page.get_by_label(NAME)
     name.fill(annotator)
-    name.press("Enter")
+    name.press("Enter")  # no click elsewhere: the name box goes away, so the keys work at once
     page.get_by_text(re.compile(rf"^{annotator}: 0 of {N_UNITS} units labelled")).wait_for(timeout=30_000)
-    page.get_by_role("heading", name="Label").click()  # move focus out of the text box for the shortcuts
+    _idle(page)
+    assert page.evaluate("document.activeElement.tagName") == "BODY"
 
 
 def _wait_count(page, annotator: str, done: int) -> None:
-    page.get_by_text(re.compile(rf"^{annotator}: {done} of {N_UNITS} units labelled")).wait_for(timeout=15_000)
+    page.get_by_text(re.compile(rf"^{annotator}: {done} of {N_UNITS} units labelled")).wait_for(timeout=30_000)
+    _idle(page)
+
+
+def _shown_unit(page) -> str:
+    return re.search(r"unit (\S+) ·", page.get_by_text(re.compile(r"^claim_support · unit ")).inner_text()).group(1)
 
 
 def test_label_three_units_with_the_keyboard_then_reload(server, browser):
@@ -130,7 +150,8 @@ def test_label_three_units_with_the_keyboard_then_reload(server, browser):
     page.get_by_text("claim number 3", exact=True).wait_for()
     page.reload()
     _wait_count(page, "kb", 3)
-    assert page.get_by_label(NAME).input_value() == "kb"  # the name is kept in the URL
+    page.get_by_text("Labelling as").wait_for()  # the name is kept in the URL
+    assert page.get_by_text("kb", exact=True).count() == 1
     page.get_by_text("claim number 3", exact=True).wait_for()  # resumes at the first unlabelled unit
     page.close()
     mine = [row for row in _labels(server["db"]) if row["annotator"] == "kb"]
@@ -163,3 +184,36 @@ def test_two_sessions_labelling_at_once_lose_nothing(server, browser):
         units = [row["unit_id"] for row in rows if row["annotator"] == name]
         assert len(units) == rounds and len(set(units)) == rounds
         assert all(row["value"] == "supported" for row in rows if row["annotator"] == name)
+    alice = {row["unit_id"] for row in rows if row["annotator"] == "alice"}
+    bob = {row["unit_id"] for row in rows if row["annotator"] == "bob"}
+    assert not alice & bob  # overlap 1: the leases keep the two people on different units
+
+
+def test_keys_pressed_during_reruns_never_land_on_a_unit_not_shown(server, browser):
+    """Press "1" far faster than the page reruns: every label must be on a unit that was on screen
+    when a key was pressed, and no unit may be labelled twice; the extra presses are refused."""
+    page = browser.new_page()
+    _start(page, server["url"], "fast")
+    page.evaluate("""() => {
+        window.__shown = [];
+        document.addEventListener('keydown', () => {
+            const el = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+                .find(e => e.innerText.startsWith('claim_support · unit '));
+            window.__shown.push(el ? el.innerText : '');
+        }, true);
+    }""")
+    presses = 24
+    for _ in range(presses):
+        page.keyboard.press("1")
+        page.wait_for_timeout(25)  # much less than one rerun
+    _idle(page)
+    page.wait_for_timeout(500)
+    _idle(page)
+    shown = {re.search(r"unit (\S+) ·", text).group(1) for text in page.evaluate("window.__shown") if text}
+    page.close()
+    mine = [row for row in _labels(server["db"]) if row["annotator"] == "fast"]
+    units = [row["unit_id"] for row in mine]
+    assert units, "no press was applied at all"
+    assert len(units) == len(set(units)), f"a unit was labelled twice: {units}"
+    assert set(units) <= shown, f"labels on units never shown at a key press: {set(units) - shown}"
+    assert len(units) < presses  # presses during a rerun were refused, not applied elsewhere

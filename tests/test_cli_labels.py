@@ -330,3 +330,114 @@ def test_round_trip_property(runner, judge, tmp_path_factory, rows, fmt):
     assert again.read_bytes() == out.read_bytes()
     with store.open_db(first) as a, store.open_db(second) as b:
         assert store.current_labels(a) == store.current_labels(b)
+
+
+# ---------------------------------------------------------------- units are versions of text
+
+
+def test_readding_changed_answers_makes_new_units_and_keeps_old_labels_stale(runner, judge, tmp_path):
+    evalset = write_jsonl(tmp_path / "eval.jsonl", eval_rows(2))
+    db_path = tmp_path / "s.db"
+    assert run(runner, "add", evalset, "--db", db_path).exit_code == 0
+    with store.open_db(db_path) as db:
+        store.append_labels(db, [Label("claim_support:q1:0", CS, "ann", "supported"),
+                                 Label("answer_relevance:q1", "answer_relevance", "ann", "relevant"),
+                                 Label("answer_relevance:q2", "answer_relevance", "ann", "relevant")])
+    rows = eval_rows(2)
+    rows[0]["answer"] = "Answer 1 rewritten. Answer 1 second."
+    again = run(runner, "add", write_jsonl(evalset, rows), "--db", db_path)
+    assert again.exit_code == 0, again.output
+    assert "(0 new, 2 updated, 1 with changed text)" in again.output
+    # q1: 2 claims + 3 answer-level units changed; their 2 labels stay on the old text
+    assert "changed: 5 units had their text changed" in again.output and "with their 2 labels" in again.output
+    assert "decomposing 1 answers" in again.output
+    with store.open_db(db_path) as db:
+        assert [label.unit_id for label in store.current_labels(db)] == ["answer_relevance:q2"]
+        claims = [u.text for u in store.list_units(db, task=CS, item_id="q1")]
+        assert claims == ["Answer 1 rewritten", "Answer 1 second."]
+    current = run(runner, "export", "--db", db_path)
+    assert [r["item_id"] for r in csv.DictReader(io.StringIO(current.output))] == ["q2"]
+    history = list(csv.DictReader(io.StringIO(run(runner, "export", "--db", db_path, "--all-history").output)))
+    assert [(r["item_id"], r["stale"], r["text"]) for r in history] == [
+        ("q1", "1", "Answer 1 first"), ("q1", "1", "Answer 1 first. Answer 1 second."),
+        ("q2", "0", "Answer 2 first. Answer 2 second.")]
+
+
+def test_import_refuses_claim_labels_made_on_other_claim_text(runner, tmp_path):
+    evalset = write_jsonl(tmp_path / "eval.jsonl", eval_rows(2))
+    claims = write_jsonl(tmp_path / "claims.jsonl", [
+        {"item_id": "q1", "claim_index": 0, "text": "Answer 1 first"},
+        {"item_id": "q2", "claim_index": 0, "text": "Answer 2 first"}])
+    db_path = tmp_path / "s.db"
+    assert run(runner, "add", evalset, "--claims", claims, "--db", db_path).exit_code == 0
+    labels_file = write_jsonl(tmp_path / "labels.jsonl", [
+        {"task": CS, "item_id": "q1", "claim_index": 0, "annotator": "a", "value": "supported",
+         "text": "Answer 1 first"},
+        {"task": CS, "item_id": "q2", "claim_index": 0, "annotator": "a", "value": "supported",
+         "text": "A claim the store never had"},
+        {"task": CS, "item_id": "q1", "claim_index": 0, "annotator": "b", "value": "supported",
+         "text_hash": "0123456789abcdef"}])
+    result = run(runner, "import", labels_file, "--db", db_path)
+    assert result.exit_code == 2
+    assert f"{labels_file}:2: field 'text': the label was made on 'A claim the store never had'" in result.stderr
+    assert f"{labels_file}:3: field 'text_hash': '0123456789abcdef' matches no version" in result.stderr
+    assert "2 problem(s); nothing imported" in result.stderr
+    with store.open_db(db_path) as db:
+        assert store.current_labels(db) == []
+    # the claim text changes in the store: the old file no longer lands on it
+    changed = write_jsonl(tmp_path / "claims2.jsonl", [{"item_id": "q1", "claim_index": 0, "text": "Answer 1 changed"}])
+    assert "changed: 1 units" in run(runner, "add", evalset, "--claims", changed, "--db", db_path).output
+    first_row = write_jsonl(tmp_path / "one.jsonl", [json.loads(labels_file.read_text().splitlines()[0])])
+    refused = run(runner, "import", first_row, "--db", db_path)
+    assert refused.exit_code == 2 and "(the labelled text is an older, stale version)" in refused.stderr
+
+
+def test_public_labels_do_not_attach_to_judge_decomposed_claims(runner, judge, tmp_path):
+    db_path = tmp_path / "s.db"
+    added = run(runner, "add", DATA / "wice_claims.jsonl", "--db", db_path, "--tasks", CS)
+    assert added.exit_code == 0, added.output
+    result = run(runner, "import", DATA / "wice_labels.jsonl", "--db", db_path)
+    assert result.exit_code == 2
+    mismatched = [line for line in result.stderr.splitlines() if "field 'text'" in line]
+    assert mismatched and all(line.startswith(f"{DATA / 'wice_labels.jsonl'}:") for line in mismatched)
+    with store.open_db(db_path) as db:
+        assert store.current_labels(db) == []
+
+
+def test_export_import_carries_stale_labels_to_their_old_text(runner, judge, tmp_path):
+    evalset = write_jsonl(tmp_path / "eval.jsonl", eval_rows(1))
+    db_path = tmp_path / "s.db"
+    run(runner, "add", evalset, "--db", db_path, "--tasks", "answer_relevance")
+    with store.open_db(db_path) as db:
+        store.append_labels(db, [Label("answer_relevance:q1", "answer_relevance", "ann", "relevant")])
+    rows = eval_rows(1)
+    rows[0]["answer"] = "Changed."
+    run(runner, "add", write_jsonl(evalset, rows), "--db", db_path, "--tasks", "answer_relevance")
+    out = tmp_path / "all.jsonl"
+    assert run(runner, "export", "--db", db_path, "--all-history", "--out", out).exit_code == 0
+    again = run(runner, "import", out, "--db", db_path)
+    assert again.exit_code == 0 and "1 already in the store" in again.output  # matched by hash to the stale unit
+
+
+# ---------------------------------------------------------------- stores that exist
+
+
+def test_reading_commands_refuse_a_missing_store(runner, tmp_path):
+    from workbench.cli import main
+
+    missing = tmp_path / "typo.db"
+    labels_file = write_jsonl(tmp_path / "l.jsonl", [{"task": "abstention", "item_id": "q1", "claim_index": None,
+                                                       "annotator": "a", "value": "refused"}])
+    for args in (["labels", "export", "--db", missing], ["labels", "import", labels_file, "--db", missing],
+                 ["agreement", "--db", missing], ["calibrate", "--db", missing], ["judge", "--db", missing]):
+        result = runner.invoke(main, [str(a) for a in args])
+        assert result.exit_code != 0, args
+        assert "no label store at" in result.stderr and "typo.db" in result.stderr, args
+        assert not missing.exists(), args
+
+
+def test_add_creates_the_store_and_says_so(runner, judge, tmp_path):
+    db_path = tmp_path / "new" / "s.db"
+    result = run(runner, "add", write_jsonl(tmp_path / "eval.jsonl", eval_rows(1)), "--db", db_path)
+    assert result.exit_code == 0 and f"store: created a new label store at {db_path}" in result.output
+    assert "created" not in run(runner, "add", tmp_path / "eval.jsonl", "--db", db_path).output

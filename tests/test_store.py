@@ -58,7 +58,7 @@ def seeded(db):
 def test_migrations_from_blank_and_idempotent_reopen(tmp_path):
     path = tmp_path / "nested" / "dir" / "store.db"  # parent folders are created
     db = store.open_db(path)
-    assert store.applied_migrations(db) == [n for n, _, _ in MIGRATIONS] == [1, 2, 3]
+    assert store.applied_migrations(db) == [n for n, _, _ in MIGRATIONS] == [1, 2, 3, 4]
     assert {"items", "units", "labels", "judgments", "runs", "_migrations"} <= set(db.table_names())
     assert db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
@@ -83,7 +83,7 @@ def test_upgrade_from_an_older_schema_keeps_data(tmp_path):
     )
     old.close()
     db = store.open_db(path)
-    assert store.applied_migrations(db) == [1, 2, 3]
+    assert store.applied_migrations(db) == [1, 2, 3, 4]
     assert store.get_item(db, "q1").answer == "A"
 
 
@@ -125,12 +125,17 @@ def test_units_inserted_once_and_listed_in_stable_order(db):
     store.add_items(db, [make_item("q2"), make_item("q1")])
     units = [claim("q1", 1), claim("q1", 0), answer_unit("abstention", "q1"), claim("q2", 0)]
     assert store.add_units(db, units) == 4
-    assert store.add_units(db, [claim("q1", 0, "different text"), claim("q1", 2)]) == 1
-    assert store.get_unit(db, Unit.make_id(CS, "q1", 0)).text == "a claim"  # decomposed once
+    assert store.add_units(db, units) == 0  # same text: nothing new
+    result = store.store_units(db, [claim("q1", 0, "different text"), claim("q1", 2)])
+    assert (result["new"], result["changed"]) == (2, 1)  # a new version of claim 0, and claim 2
+    assert store.get_unit(db, Unit.make_id(CS, "q1", 0)).text == "a claim"  # the old version is kept
+    assert store.is_stale(db, Unit.make_id(CS, "q1", 0))
+    new_id = [v for v in store.slot_versions(db, CS, "q1", 0) if not v["stale"]][0]["unit_id"]
+    assert new_id.startswith("claim_support:q1:0@") and store.get_unit(db, new_id).text == "different text"
     assert [u.unit_id for u in store.list_units(db)] == [
         "claim_support:q2:0",  # q2 was inserted first
         "abstention:q1",  # answer-level units (claim_index None) before claims
-        "claim_support:q1:0",
+        new_id,
         "claim_support:q1:1",
         "claim_support:q1:2",
     ]

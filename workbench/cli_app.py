@@ -96,6 +96,14 @@ def app(db_path: Path | None, port: int, host: str) -> None:
     if not script.is_file():
         click.echo(f"{script}: app.py not found (run from a checkout of the project)", err=True)
         raise SystemExit(2)
+    from workbench import store  # the first start creates the store (and says so), migrated before any page
+
+    store_file = store.resolve_db_path(env.get("WORKBENCH_DB"))
+    if not store_file.is_file():
+        store.open_db(store_file).close()
+        click.echo(f"store: created a new label store at {store_file}", err=True)
+    else:
+        store.open_db(store_file).close()
     where = env.get("WORKBENCH_DB") or "labels/workbench.db"
     gate = "token required" if env.get(TOKEN_ENV) else "no token (loopback only)"
     click.echo(f"app: http://{host}:{port} · store {where} · {gate}", err=True)

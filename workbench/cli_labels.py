@@ -28,7 +28,7 @@ from workbench.labelling import (
 )
 from workbench.types import Label, Unit
 
-EXPORT_COLUMNS = ("task", "item_id", "claim_index", "annotator", "value", "note", "created_at")
+EXPORT_COLUMNS = ("task", "item_id", "claim_index", "annotator", "value", "note", "created_at", "text_hash", "text")
 REQUIRED_IMPORT_FIELDS = ("task", "item_id", "claim_index", "annotator", "value")
 DB_HELP = "Label store (default: $WORKBENCH_DB or labels/workbench.db)."
 
@@ -44,6 +44,22 @@ class InputFileError(ValueError):
 def _fail(message: str, code: int = 2) -> None:
     click.echo(message, err=True)
     raise SystemExit(code)
+
+
+def _store_exists(db_path: Path | None) -> bool:
+    return store.resolve_db_path(db_path).is_file()
+
+
+def _resolved_db(db_path: Path | None) -> Path:
+    return store.resolve_db_path(db_path)
+
+
+def _open_existing(db_path: Path | None):
+    """Open a store that must exist already (exit 2 with a clear message otherwise)."""
+    try:
+        return store.open_db(db_path, create=False)
+    except store.StoreNotFoundError as exc:
+        _fail(f"error: {exc}")
 
 
 def _build_judge(backend: str | None, model: str | None):
@@ -241,6 +257,72 @@ def labels_from_rows(
     return labels, retracted, lines, problems
 
 
+def resolve_text_versions(
+    db, labels: Sequence[Label], lines: Sequence[int], records: dict[int, dict], source: str
+) -> tuple[list[Label], list[str], int]:
+    """Point each label at the unit version whose text it was made on; ``(labels, problems, unchecked)``.
+
+    A record may carry ``text_hash`` (as ``labels export`` writes it) and/or ``text`` (the claim,
+    answer or passage labelled). With ``text_hash`` the label goes to the version with that hash,
+    stale or live; with ``text`` only, the slot's live version must have exactly that text
+    (surrounding whitespace aside). Every mismatch is a ``"file:line: ..."`` problem; nothing is
+    attached to other text. A record with neither goes to the live version unchecked (counted).
+    """
+    resolved: list[Label] = []
+    problems: list[str] = []
+    unchecked = 0
+    for label, line_no in zip(labels, lines):
+        record = records.get(line_no, {})
+        given_hash, given_text = record.get("text_hash"), record.get("text")
+        given_hash = given_hash.strip() if isinstance(given_hash, str) and given_hash.strip() else None
+        given_text = given_text if isinstance(given_text, str) and given_text.strip() else None
+        item_id, index = str(record.get("item_id")), _int_or_none(record.get("claim_index"), "claim_index")[0]
+        versions = store.slot_versions(db, label.task, item_id, index) if label.task in store.TASK_FIELDS else []
+        live = [v for v in versions if not v["stale"]]
+        where = f"{source}:{line_no}"
+        slot = Unit.make_id(label.task, item_id, index)
+        if not versions:
+            resolved.append(label)  # validate_labels reports the missing unit
+            continue
+        if given_hash is not None:
+            match = [v for v in versions if v["text_hash"] == given_hash]
+            if not match:
+                now = live[0]["text_hash"] if live else "none"
+                problems.append(f"{where}: field 'text_hash': {given_hash!r} matches no version of {slot} "
+                                f"(its current text has hash {now}); the text labelled is not in the store")
+                continue
+            if given_text is not None and given_text.strip() != match[0]["text"].strip():
+                problems.append(f"{where}: field 'text': differs from the text of {slot} with hash {given_hash}")
+                continue
+            resolved.append(Label(match[0]["unit_id"], *_label_rest(label)))
+            continue
+        if not live:
+            problems.append(f"{where}: {slot} has no current text (only stale versions); give text_hash to "
+                            "attach the label to an old version")
+            continue
+        if given_text is not None:
+            if given_text.strip() != live[0]["text"].strip():
+                older = any(v["stale"] and v["text"].strip() == given_text.strip() for v in versions)
+                problems.append(
+                    f"{where}: field 'text': the label was made on {_clip(given_text)!r}, but {slot} in the store "
+                    f"reads {_clip(live[0]['text'])!r}" + (" (the labelled text is an older, stale version)" if older else "")
+                )
+                continue
+        else:
+            unchecked += 1
+        resolved.append(Label(live[0]["unit_id"], *_label_rest(label)))
+    return resolved, problems, unchecked
+
+
+def _label_rest(label: Label) -> tuple:
+    return label.task, label.annotator, label.value, label.note, label.created_at
+
+
+def _clip(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def already_present(db, labels: Sequence[Label], retracted: Sequence[str | None]) -> list[bool]:
     """Which labels to keep on import (``True``) so that importing the same file twice adds nothing.
 
@@ -249,11 +331,10 @@ def already_present(db, labels: Sequence[Label], retracted: Sequence[str | None]
     the annotator's current label for the unit already has the same value and note.
     """
     log = {
-        (Unit.make_id(r["task"], r["item_id"], r["claim_index"]), r["annotator"], r["value"], r["note"],
-         r["created_at"], r["retracted_at"])
+        (r["unit_id"], r["annotator"], r["value"], r["note"], r["created_at"], r["retracted_at"])
         for r in store.label_log(db)
     }
-    current = {(l.unit_id, l.annotator): (l.value, l.note) for l in store.current_labels(db)}
+    current = {(l.unit_id, l.annotator): (l.value, l.note) for l in store.current_labels(db, include_stale=True)}
     keep = []
     for label, retracted_at in zip(labels, retracted):
         if label.created_at is not None:
@@ -268,9 +349,15 @@ def already_present(db, labels: Sequence[Label], retracted: Sequence[str | None]
 
 
 def export_rows(db, *, all_history: bool = False) -> list[dict]:
-    """Label rows to export, oldest first: current labels, or every row with ``retracted_at``."""
-    columns = EXPORT_COLUMNS + (("retracted_at",) if all_history else ())
-    return [{c: row[c] for c in columns} for row in store.label_log(db, current_only=not all_history)]
+    """Label rows to export, oldest first.
+
+    Default: current labels on live units (text unchanged since labelled). ``all_history``: every
+    row of the log, with ``retracted_at`` and ``stale`` (1 = the unit's text changed since; the
+    row's ``text`` and ``text_hash`` are the old text's).
+    """
+    columns = EXPORT_COLUMNS + (("retracted_at", "stale") if all_history else ())
+    return [{c: row[c] for c in columns}
+            for row in store.label_log(db, current_only=not all_history, include_stale=all_history)]
 
 
 _LINE_BREAKS_JSON_KEEPS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -329,7 +416,10 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
     Answer-level tasks get one unit per item (text = the answer). claim_support gets one unit per
     claim: each answer is decomposed once by the judge, or, with --claims, the claims come from
     the file so labels made elsewhere line up exactly. Items that already have claim units are
-    not decomposed again; re-running is safe.
+    not decomposed again; re-running is safe. A unit is one version of a text: an item stored
+    again with changed text gets new units (the command says how many changed), and the old
+    units keep their labels as stale, never counted for the new text. Creates the store if
+    needed, and says so.
 
     Example: workbench labels add data/demo_rag.jsonl
     """
@@ -340,7 +430,10 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
         items = load_eval_set(evalset)
     except DatasetError as exc:
         _fail(str(exc))
+    db_existed = _store_exists(db_path)
     with store.open_db(db_path) as db:
+        if not db_existed:
+            click.echo(f"store: created a new label store at {_resolved_db(db_path)}")
         known_before = {item.id for item in store.list_items(db)}
         units_before = Counter(unit.task for unit in store.list_units(db))
         file_units: list[Unit] = []
@@ -349,8 +442,9 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
                 file_units = read_claims_file(claims_file, known_before | {item.id for item in items})
             except InputFileError as exc:
                 _fail(f"{exc}\nnothing stored")
-        store.add_items(db, items)
-        store.add_units(db, answer_units(items, task_list), source="answer")
+        stale_before = store.stale_label_count(db)
+        item_counts = store.store_items(db, items)
+        changed_slots = store.store_units(db, answer_units(items, task_list), source="answer")["changed"]
         failures: list[str] = []
         if CLAIM_TASK not in task_list:
             click.echo("judge: none (no claim_support units asked for)")
@@ -359,14 +453,7 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
         else:
             if claims_file is not None:
                 click.echo(f"judge: none (claims from {claims_file})")
-                units = file_units
-                changed = [
-                    u.unit_id for u in units
-                    if (old := store.get_unit(db, u.unit_id)) is not None and old.text != u.text
-                ]
-                for unit_id in changed[:10]:
-                    click.echo(f"warning: {unit_id} already exists with other text; kept the stored text", err=True)
-                store.add_units(db, units, source=f"file:{claims_file.name}")
+                changed_slots += store.store_units(db, file_units, source=f"file:{claims_file.name}")["changed"]
             else:
                 decomposed = store.items_with_claim_units(db)
                 todo = [item for item in items if item.id not in decomposed]
@@ -376,17 +463,23 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
                     judge = _build_judge(backend, model)
                     click.echo(f"judge: {judge.fingerprint} (decomposing {len(todo)} answers into claims)")
                     units, failures = decomposed_claim_units(judge, todo)
-                    store.add_units(db, units, source=judge.fingerprint)
+                    changed_slots += store.store_units(db, units, source=judge.fingerprint)["changed"]
         all_units = store.list_units(db)
         units_after = Counter(unit.task for unit in all_units)
         new_units = units_after - units_before
         ids = {item.id for item in items}
         present = sum(1 for unit in all_units if unit.item_id in ids and unit.task in task_list)
-        new_items = sum(1 for item in items if item.id not in known_before)
-        click.echo(f"items: {len(items)} stored from {evalset} ({new_items} new, {len(items) - new_items} updated)")
+        new_items = item_counts["new"]
+        click.echo(f"items: {len(items)} stored from {evalset} ({new_items} new, {len(items) - new_items} updated, "
+                   f"{item_counts['changed']} with changed text)")
         made = ", ".join(f"{task} {new_units[task]}" for task in task_list)
         total_new = sum(new_units.values())
         click.echo(f"units: {total_new} new ({made}); {present - total_new} already present")
+        n_stale = len(set(item_counts["stale_units"])) + changed_slots
+        stale_labels = store.stale_label_count(db) - stale_before
+        if n_stale or item_counts["changed"]:
+            click.echo(f"changed: {n_stale} units had their text changed; the old versions are kept as stale with "
+                       f"their {stale_labels} labels, which never count for the new text")
         click.echo(f"store: {sum(units_after.values())} units, {len(known_before | {i.id for i in items})} items")
     if failures:
         for line in failures[:20]:
@@ -401,17 +494,25 @@ def import_command(file: Path, db_path: Path | None) -> None:
     """Import human labels from CSV or JSONL (rows: task,item_id,claim_index,annotator,value[,note]).
 
     claim_index is empty for answer-level tasks. Optional created_at (and retracted_at, from an
-    --all-history export) are kept. Every row is checked first (unknown task or value, unknown
-    unit, missing field); if any is bad, each is reported with its line number and nothing is
-    written.
+    --all-history export) are kept. Optional text (the claim, answer or passage labelled) and
+    text_hash (as `labels export` writes it) are checked against the store: a label is attached
+    only to the unit version with that exact text, never to other text. Every row is checked
+    first (unknown task or value, unknown unit, missing field, text mismatch); if any is bad,
+    each is reported as file:line and nothing is written. The store must exist.
 
     Example: workbench labels add data/wice_claims.jsonl --claims data/wice_claims_units.jsonl && workbench labels import data/wice_labels.jsonl
     """
     rows, problems = read_label_rows(file)
     labels_, retracted, lines, row_problems = labels_from_rows(rows, str(file))
     problems += row_problems
-    with store.open_db(db_path) as db:
-        for index, message in store.validate_labels(db, labels_):
+    with _open_existing(db_path) as db:
+        labels_, text_problems, unchecked = resolve_text_versions(db, labels_, lines, dict(rows), str(file))
+        problems += text_problems
+        if text_problems:  # keep the rows that resolved, aligned with their lines, for the checks below
+            bad_lines = {_line_of(p) for p in text_problems}
+            kept = [(r, n) for r, n in zip(retracted, lines) if n not in bad_lines]
+            retracted, lines = [r for r, _ in kept], [n for _, n in kept]
+        for index, message in store.validate_labels(db, labels_, allow_stale=True):
             problems.append(f"{file}:{lines[index]}: {message}")
         if not problems and not labels_:
             problems.append(f"{file}: no label rows found")
@@ -424,11 +525,14 @@ def import_command(file: Path, db_path: Path | None) -> None:
         keep = already_present(db, labels_, retracted)
         labels_ = [label for label, k in zip(labels_, keep) if k]
         retracted = [r for r, k in zip(retracted, keep) if k]
-        store.append_labels(db, labels_, retracted_at=retracted if any(retracted) else None)
+        store.append_labels(db, labels_, retracted_at=retracted if any(retracted) else None, allow_stale=True)
     by_task = Counter(label.task for label in labels_)
     shown = ", ".join(f"{t} {n}" for t, n in sorted(by_task.items())) or "nothing new"
     skipped = len(keep) - len(labels_)
     click.echo(f"imported {len(labels_)} labels from {file} ({shown}); {skipped} already in the store, skipped")
+    if unchecked:
+        click.echo(f"warning: {unchecked} row(s) carried no text or text_hash, so the text they were made on "
+                   "could not be checked; they were attached to the current text of their unit", err=True)
 
 
 @labels.command("export")
@@ -437,7 +541,8 @@ def import_command(file: Path, db_path: Path | None) -> None:
               help="Output file (default: standard output).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default=None,
               help="Output format (default: from --out's suffix, else csv).")
-@click.option("--all-history", is_flag=True, help="Every row of the log, retracted ones too (adds retracted_at).")
+@click.option("--all-history", is_flag=True,
+              help="Every row of the log, retracted ones and those on stale text too (adds retracted_at, stale).")
 def export_command(db_path: Path | None, out: Path | None, fmt: str | None, all_history: bool) -> None:
     """Export labels: one row per current label per annotator, oldest first.
 
@@ -447,8 +552,8 @@ def export_command(db_path: Path | None, out: Path | None, fmt: str | None, all_
     Example: workbench labels export --out labels.csv
     """
     fmt = _detect_format(out, fmt) if out is not None else (fmt or "csv")
-    columns = EXPORT_COLUMNS + (("retracted_at",) if all_history else ())
-    with store.open_db(db_path) as db:
+    columns = EXPORT_COLUMNS + (("retracted_at", "stale") if all_history else ())
+    with _open_existing(db_path) as db:
         rows = export_rows(db, all_history=all_history)
     text = format_rows(rows, fmt, columns)
     if out is None:

@@ -26,7 +26,7 @@ def _open(db_path):
     from workbench import store
 
     try:
-        return store.open_db(db_path or default_db_path())
+        return store.open_db(db_path or default_db_path(), create=False)  # a mistyped --db is refused
     except Exception as exc:  # a corrupt or newer database: say which file
         _err(f"error: {db_path or default_db_path()}: cannot open the label store ({exc})")
         sys.exit(2)

@@ -310,8 +310,8 @@ def corrected_from_db(
     Only the labels of ``annotators`` count when given; every block then records them in
     ``annotators`` (sorted names).
 
-    ``items`` (the scored eval items) guard against id collisions: a store item whose question
-    or answer differs from the run's item of the same id is not counted as part of this run
+    ``items`` (the scored eval items) guard against id collisions: a store item whose question,
+    answer, passages or reference differ from the run's item of the same id is not counted as part of this run
     (its labels still measure sensitivity/specificity through the store's judgments). Without
     ``items`` every matching id counts as the same item.
     """
@@ -324,9 +324,8 @@ def corrected_from_db(
         db.conn.close()
     same_set = None
     if items is not None:
-        same_set = {i.id for i in items
-                    if i.id in store_items and (store_items[i.id].question, store_items[i.id].answer)
-                    == (i.question, i.answer)}
+        same_set = {i.id for i in items  # labels count only on the very text scored (store.item_text_key)
+                    if i.id in store_items and store.item_text_key(store_items[i.id]) == store.item_text_key(i)}
     out = corrected_rates(records, human, stored, thresholds=thresholds, rng=rng, same_set=same_set,
                           n_boot=n_boot)
     if annotators is not None:

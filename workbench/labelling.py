@@ -99,16 +99,22 @@ def store_eval_set(db, items: Sequence[EvalItem], *, tasks: Sequence[str] = DEFA
     ``make_judge`` (default: the environment's judge) is called only when some answer still needs
     decomposing.
 
+    An item stored again with changed text gets new units (new versions); the old units stay,
+    stale, with their labels, which never count for the new text (``workbench.store.versions``).
+
     Returns:
-        ``{"items", "new_items", "new_units", "judge", "failures"}``: ``judge`` is the fingerprint
+        ``{"items", "new_items", "new_units", "changed_units", "stale_labels", "judge", "failures"}``:
+        ``changed_units`` counts units whose text changed (old version kept as stale),
+        ``stale_labels`` the labels left on those old versions; ``judge`` is the fingerprint
         that decomposed answers (``None`` when none was needed); ``failures`` lists
         ``"<item id>: <error>"`` for answers that could not be decomposed (run again to retry).
     """
     tasks = tuple(tasks)
-    known = {item.id for item in store.list_items(db)}
     before = Counter(unit.task for unit in store.list_units(db))
-    store.add_items(db, items)
-    store.add_units(db, answer_units(items, tasks), source="answer")
+    stale_before = store.stale_label_count(db)
+    item_counts = store.store_items(db, items)
+    changed = len(set(item_counts["stale_units"]))
+    changed += store.store_units(db, answer_units(items, tasks), source="answer")["changed"]
     fingerprint, failures = None, []
     if CLAIM_TASK in tasks:
         decomposed = store.items_with_claim_units(db)
@@ -117,7 +123,8 @@ def store_eval_set(db, items: Sequence[EvalItem], *, tasks: Sequence[str] = DEFA
             judge = make_judge()
             fingerprint = judge.fingerprint
             units, failures = decomposed_claim_units(judge, todo, progress=progress)
-            store.add_units(db, units, source=fingerprint)
+            changed += store.store_units(db, units, source=fingerprint)["changed"]
     after = Counter(unit.task for unit in store.list_units(db))
-    return {"items": len(items), "new_items": sum(1 for item in items if item.id not in known),
-            "new_units": sum((after - before).values()), "judge": fingerprint, "failures": failures}
+    return {"items": len(items), "new_items": item_counts["new"], "new_units": sum((after - before).values()),
+            "changed_units": changed, "stale_labels": store.stale_label_count(db) - stale_before,
+            "judge": fingerprint, "failures": failures}

@@ -4,7 +4,7 @@ Nothing here does I/O. A metric that has nothing to score returns ``None``, neve
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 # Label tasks and their allowed values, first value = the "positive" class.
@@ -147,7 +147,10 @@ class Unit:
     """One thing a human or judge labels.
 
     ``unit_id`` is ``"<task>:<item_id>:<claim_index>"`` for claims and ``"<task>:<item_id>"`` for
-    answer-level tasks (``claim_index`` is then ``None``).
+    answer-level tasks (``claim_index`` is then ``None``). That is the unit's *slot*; a later
+    version of the slot's text (``workbench.store.versions``) gets ``"<slot id>@<hash prefix>"``.
+    ``text_hash`` is the hash of the text labelled, set by the store (``None`` before storing);
+    it takes no part in equality.
     """
 
     unit_id: str
@@ -155,6 +158,7 @@ class Unit:
     item_id: str
     claim_index: int | None
     text: str
+    text_hash: str | None = field(default=None, compare=False)
 
     @staticmethod
     def make_id(task: str, item_id: str, claim_index: int | None = None) -> str:

@@ -10,19 +10,36 @@ Example::
     unit = next_unit_for(db, "alice", task="claim_support")
     append_labels(db, [Label(unit.unit_id, unit.task, "alice", "supported")])
 """
-from workbench.store.db import LabelError, StoreError, now_iso, open_db, write_tx
+from workbench.store.db import (
+    LabelError,
+    StoreError,
+    StoreNotFoundError,
+    now_iso,
+    open_db,
+    require_store,
+    resolve_db_path,
+    write_tx,
+)
 from workbench.store.items import (
     add_items,
     add_units,
     get_item,
     get_unit,
+    is_stale,
     items_with_claim_units,
     list_items,
     list_units,
+    live_tasks,
+    slot_versions,
+    store_items,
+    store_units,
 )
 from workbench.store.judgments import add_judgments, judge_fingerprints, list_judgments, list_runs, record_run
 from workbench.store.labels import (
+    LEASE_SECONDS,
     ORDERS,
+    active_leases,
+    annotator_progress,
     append_labels,
     current_labels,
     label_history,
@@ -30,17 +47,39 @@ from workbench.store.labels import (
     next_unit_for,
     ordered_units,
     progress,
+    release_lease,
+    stale_label_count,
     undo_last_label,
+    unit_quotes,
     validate_labels,
 )
+from workbench.store.versions import TASK_FIELDS, item_text_key, text_hash, unit_text_hash
 from workbench.store.migrations import LATEST, MIGRATIONS, applied_migrations, migrate
 
 __all__ = [
     "LATEST",
+    "LEASE_SECONDS",
+    "TASK_FIELDS",
+    "active_leases",
+    "annotator_progress",
+    "live_tasks",
+    "is_stale",
+    "item_text_key",
+    "release_lease",
+    "slot_versions",
+    "stale_label_count",
+    "store_items",
+    "store_units",
+    "text_hash",
+    "unit_quotes",
+    "unit_text_hash",
     "MIGRATIONS",
     "ORDERS",
     "LabelError",
     "StoreError",
+    "StoreNotFoundError",
+    "require_store",
+    "resolve_db_path",
     "add_items",
     "add_judgments",
     "add_units",

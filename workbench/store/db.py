@@ -33,17 +33,47 @@ class LabelError(StoreError):
     """One or more labels failed validation; nothing was written. ``problems`` lists every bad row."""
 
 
+class StoreNotFoundError(StoreError):
+    """A command that reads a store was given a path with no store at it."""
+
+
+def resolve_db_path(path: str | Path | None = None) -> Path:
+    """The store file ``path`` names (``None``: ``WORKBENCH_DB`` or ``labels/workbench.db``)."""
+    if path is None:
+        from workbench.config import default_db_path
+
+        path = default_db_path()
+    return Path(path).expanduser()
+
+
+def require_store(path: str | Path | None = None) -> Path:
+    """The resolved store path, or ``StoreNotFoundError`` when no file is there.
+
+    For every command that reads a store: a mistyped ``--db`` must not silently create an empty
+    store and report nothing.
+    """
+    resolved = resolve_db_path(path)
+    if not resolved.is_file():
+        raise StoreNotFoundError(
+            f"no label store at {resolved} (check --db / WORKBENCH_DB; "
+            f"create one with `workbench labels add EVALSET --db {resolved}`)"
+        )
+    return resolved
+
+
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with microseconds, e.g. ``2025-01-31T09:15:02.123456+00:00``."""
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def open_db(path: str | Path | None = None) -> sqlite_utils.Database:
+def open_db(path: str | Path | None = None, *, create: bool = True) -> sqlite_utils.Database:
     """Open (creating if needed) the label store at ``path`` and bring its schema up to date.
 
     Args:
         path: the SQLite file; ``None`` means ``workbench.config.default_db_path()``
             (``WORKBENCH_DB`` or ``labels/workbench.db``). The parent folder is created.
+        create: with ``False``, a missing file raises ``StoreNotFoundError`` instead of being
+            created (commands that only read a store).
 
     Returns:
         A ``sqlite_utils.Database`` in WAL mode with ``busy_timeout`` 10 s and foreign keys on,
@@ -51,11 +81,7 @@ def open_db(path: str | Path | None = None) -> sqlite_utils.Database:
     """
     from workbench.store.migrations import migrate
 
-    if path is None:
-        from workbench.config import default_db_path
-
-        path = default_db_path()
-    path = Path(path).expanduser()
+    path = require_store(path) if not create else resolve_db_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite_utils.Database(path, execute_plugins=False)
     # Pragmas must run outside a transaction; the timeout comes first so that switching a fresh

@@ -1,4 +1,7 @@
-"""Eval items and the units made from them (a unit is one thing to label)."""
+"""Eval items and the units made from them (a unit is one thing to label, one version of a text).
+
+See ``workbench.store.versions`` for how a unit's text hash is made and when a unit goes stale.
+"""
 from __future__ import annotations
 
 import json
@@ -7,9 +10,11 @@ from collections.abc import Iterable
 import sqlite_utils
 
 from workbench.store.db import StoreError, now_iso, write_tx
+from workbench.store.versions import item_text_key, mark_stale_units, unit_text_hash, version_id
 from workbench.types import TASK_VALUES, EvalItem, Passage, Unit
 
 _UNIT_ORDER = "ORDER BY i.seq, u.claim_index, u.rowid"
+_QUEUE_ORDER = "ORDER BY u.item_seq, u.claim_index, u.rowid"  # the same order, from the units index
 
 
 def _item_row(item: EvalItem) -> dict:
@@ -43,16 +48,35 @@ def _item_from_row(row: dict) -> EvalItem:
 
 
 def add_items(db: sqlite_utils.Database, items: Iterable[EvalItem]) -> int:
-    """Insert or update items by id; returns how many items were given.
+    """Insert or update items by id; returns how many items were given (see ``store_items``)."""
+    return store_items(db, items)["items"]
 
-    An updated item keeps its original insertion position (``seq``) and its units: units are
-    made once and are not rewritten when an item's answer changes.
+
+def store_items(db: sqlite_utils.Database, items: Iterable[EvalItem]) -> dict:
+    """Insert or update items by id, and mark the units of changed text stale.
+
+    An updated item keeps its original insertion position (``seq``). Its units whose text hash no
+    longer matches the new text (``workbench.store.versions``) become stale: their labels stay on
+    the old text and are never counted for the new one; ``add_units`` makes the new versions.
+
+    Returns:
+        ``{"items", "new", "changed", "unchanged", "stale_units"}``: items given; of them, new
+        ids, ids whose stored text differed, ids stored with identical text; ids of units made
+        stale by this call.
     """
-    n = 0
+    counts = {"items": 0, "new": 0, "changed": 0, "unchanged": 0, "stale_units": []}
     with write_tx(db):
         for item in items:
             row = _item_row(item)
             now = now_iso()
+            old = list(db.query("SELECT * FROM items WHERE id = ?", [item.id]))
+            counts["items"] += 1
+            if not old:
+                counts["new"] += 1
+            elif item_text_key(_item_from_row(old[0])) == item_text_key(item):
+                counts["unchanged"] += 1
+            else:
+                counts["changed"] += 1
             db.execute(
                 """INSERT INTO items (id, seq, question, answer, contexts, reference, gold_context_ids,
                                       answerable, line, created_at, updated_at)
@@ -64,8 +88,9 @@ def add_items(db: sqlite_utils.Database, items: Iterable[EvalItem]) -> int:
                        answerable = excluded.answerable, line = excluded.line, updated_at = excluded.updated_at""",
                 {**row, "now": now},
             )
-            n += 1
-    return n
+            if old:
+                counts["stale_units"] += mark_stale_units(db, item, now=now)
+    return counts
 
 
 def get_item(db: sqlite_utils.Database, item_id: str) -> EvalItem | None:
@@ -79,58 +104,123 @@ def list_items(db: sqlite_utils.Database) -> list[EvalItem]:
     return [_item_from_row(row) for row in db.query("SELECT * FROM items ORDER BY seq")]
 
 
+_UNIT_COLUMNS = "u.unit_id, u.task, u.item_id, u.claim_index, u.text, u.text_hash"
+
+
 def _unit_from_row(row: dict) -> Unit:
-    return Unit(row["unit_id"], row["task"], row["item_id"], row["claim_index"], row["text"])
+    return Unit(row["unit_id"], row["task"], row["item_id"], row["claim_index"], row["text"], row.get("text_hash"))
 
 
 def add_units(db: sqlite_utils.Database, units: Iterable[Unit], *, source: str | None = None) -> int:
-    """Insert units, ignoring any whose ``unit_id`` already exists; returns how many were new.
+    """Store units as versions of text; returns how many unit rows were new (see ``store_units``)."""
+    return store_units(db, units, source=source)["new"]
 
-    Units are made once: an existing unit keeps its text. ``source`` records what made them (a
-    judge fingerprint or ``file:<name>``). Raises ``StoreError`` (nothing written) for an unknown
-    task, a unit id that is not ``Unit.make_id(task, item_id, claim_index)``, or an unknown item.
+
+def store_units(db: sqlite_utils.Database, units: Iterable[Unit], *, source: str | None = None) -> dict:
+    """Store units, each as a version of its slot's text; nothing is overwritten.
+
+    Each unit is given with its slot id ``Unit.make_id(task, item_id, claim_index)``. Its text hash
+    is computed from the stored item (``workbench.store.versions``). Per slot:
+
+    - a live unit with the same hash: unchanged (nothing written);
+    - a stale unit with the same hash (the text changed back): it is live again, and any other
+      live version is marked stale;
+    - otherwise a new unit row (``unit_id`` = the slot id if free, else ``"<slot>@<hash>"``), and
+      the slot's other live version, if any, is marked stale ("changed").
+
+    ``source`` records what made the units (a judge fingerprint or ``file:<name>``). Raises
+    ``StoreError`` (nothing written) for an unknown task, a unit id that is not the slot id, or an
+    unknown item.
+
+    Returns:
+        ``{"new", "changed", "unchanged", "revived", "stale_units"}``: ``new`` counts new rows
+        (including new versions), ``changed`` the slots that had another live text before.
     """
     units = list(units)
     problems: list[tuple[int, str]] = []
+    counts = {"new": 0, "changed": 0, "unchanged": 0, "revived": 0, "stale_units": []}
     with write_tx(db):
+        items: dict[str, EvalItem | None] = {}
         for index, unit in enumerate(units):
             if unit.task not in TASK_VALUES:
                 problems.append((index, f"task: expected one of {sorted(TASK_VALUES)}, got {unit.task!r}"))
             expected = Unit.make_id(unit.task, unit.item_id, unit.claim_index)
             if unit.unit_id != expected:
                 problems.append((index, f"unit_id: expected {expected!r}, got {unit.unit_id!r}"))
-            if not list(db.query("SELECT 1 FROM items WHERE id = ?", [unit.item_id])):
+            if unit.item_id not in items:
+                items[unit.item_id] = get_item(db, unit.item_id)
+            if items[unit.item_id] is None:
                 problems.append((index, f"item_id: no item {unit.item_id!r} in the store"))
         if problems:
             raise StoreError(
                 "invalid units, nothing written:\n" + "\n".join(f"  unit {i + 1}: {m}" for i, m in problems), problems
             )
-        before = db.execute("SELECT COUNT(*) FROM units").fetchone()[0]
         now = now_iso()
         for unit in units:
+            digest = unit_text_hash(unit.task, items[unit.item_id], unit.text)
+            versions = list(db.query(
+                "SELECT unit_id, text_hash, stale_at FROM units WHERE task = ? AND item_id = ? "
+                "AND COALESCE(claim_index, -1) = COALESCE(?, -1)",
+                [unit.task, unit.item_id, unit.claim_index]))
+            live = [v for v in versions if v["stale_at"] is None]
+            same = [v for v in versions if v["text_hash"] == digest]
+            if same and same[0]["stale_at"] is None:
+                counts["unchanged"] += 1
+                continue
+            for v in live:
+                db.execute("UPDATE units SET stale_at = ? WHERE unit_id = ?", [now, v["unit_id"]])
+                db.execute("DELETE FROM leases WHERE unit_id = ?", [v["unit_id"]])
+                counts["stale_units"].append(v["unit_id"])
+            if live:
+                counts["changed"] += 1
+            if same:
+                db.execute("UPDATE units SET stale_at = NULL WHERE unit_id = ?", [same[0]["unit_id"]])
+                counts["revived"] += 1
+                continue
+            taken = {v["unit_id"] for v in versions}
+            unit_id = unit.unit_id if unit.unit_id not in taken else version_id(unit.unit_id, digest)
             db.execute(
-                """INSERT OR IGNORE INTO units (unit_id, task, item_id, claim_index, text, source, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                [unit.unit_id, unit.task, unit.item_id, unit.claim_index, unit.text, source, now],
+                """INSERT INTO units (unit_id, task, item_id, claim_index, text, source, created_at, text_hash, item_seq)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT seq FROM items WHERE id = ?))""",
+                [unit_id, unit.task, unit.item_id, unit.claim_index, unit.text, source, now, digest, unit.item_id],
             )
-        after = db.execute("SELECT COUNT(*) FROM units").fetchone()[0]
-    return after - before
+            counts["new"] += 1
+    return counts
 
 
 def get_unit(db: sqlite_utils.Database, unit_id: str) -> Unit | None:
-    """The unit with this id, or ``None``."""
-    rows = list(db.query("SELECT * FROM units WHERE unit_id = ?", [unit_id]))
+    """The unit with this id (live or stale), or ``None``."""
+    rows = list(db.query(f"SELECT {_UNIT_COLUMNS} FROM units u WHERE unit_id = ?", [unit_id]))
     return _unit_from_row(rows[0]) if rows else None
 
 
-def list_units(db: sqlite_utils.Database, *, task: str | None = None, item_id: str | None = None) -> list[Unit]:
-    """Units, optionally of one task and/or one item.
+def is_stale(db: sqlite_utils.Database, unit_id: str) -> bool:
+    """Whether the unit exists and is a stale version (its item's text has changed since)."""
+    rows = list(db.query("SELECT stale_at FROM units WHERE unit_id = ?", [unit_id]))
+    return bool(rows) and rows[0]["stale_at"] is not None
+
+
+def slot_versions(db: sqlite_utils.Database, task: str, item_id: str, claim_index: int | None) -> list[dict]:
+    """Every version of one slot, oldest first: ``{"unit_id", "text", "text_hash", "stale"}``."""
+    rows = db.query(
+        "SELECT unit_id, text, text_hash, stale_at FROM units WHERE task = ? AND item_id = ? "
+        "AND COALESCE(claim_index, -1) = COALESCE(?, -1) ORDER BY rowid",
+        [task, item_id, claim_index])
+    return [{"unit_id": r["unit_id"], "text": r["text"], "text_hash": r["text_hash"], "stale": r["stale_at"] is not None}
+            for r in rows]
+
+
+def list_units(db: sqlite_utils.Database, *, task: str | None = None, item_id: str | None = None,
+               include_stale: bool = False) -> list[Unit]:
+    """Live units (stale versions too with ``include_stale``), optionally of one task and/or item.
 
     Order is stable: item insertion order, then ``claim_index`` (answer-level units, whose index
     is ``None``, first), then unit insertion order.
     """
-    sql = "SELECT u.* FROM units u JOIN items i ON i.id = u.item_id WHERE 1 = 1"
+    sql = f"SELECT {_UNIT_COLUMNS} FROM units u JOIN items i ON i.id = u.item_id WHERE 1 = 1"
     params: list = []
+    if not include_stale:
+        sql += " AND u.stale_at IS NULL"
     if task is not None:
         sql += " AND u.task = ?"
         params.append(task)
@@ -140,6 +230,13 @@ def list_units(db: sqlite_utils.Database, *, task: str | None = None, item_id: s
     return [_unit_from_row(row) for row in db.query(f"{sql} {_UNIT_ORDER}", params)]
 
 
+def live_tasks(db: sqlite_utils.Database) -> list[str]:
+    """Tasks that have at least one live unit (one indexed lookup per task)."""
+    return [task for task in TASK_VALUES
+            if db.execute("SELECT 1 FROM units WHERE task = ? AND stale_at IS NULL LIMIT 1", [task]).fetchone()]
+
+
 def items_with_claim_units(db: sqlite_utils.Database) -> set[str]:
-    """Ids of items that already have at least one ``claim_support`` unit (decomposed once)."""
-    return {row["item_id"] for row in db.query("SELECT DISTINCT item_id FROM units WHERE task = 'claim_support'")}
+    """Ids of items with at least one live ``claim_support`` unit (decomposed once per answer text)."""
+    return {row["item_id"] for row in db.query(
+        "SELECT DISTINCT item_id FROM units WHERE task = 'claim_support' AND stale_at IS NULL")}

@@ -4,11 +4,21 @@ An annotator's current label for a unit is their latest non-retracted row (highe
 Editing appends a row; ``undo_last_label`` sets ``retracted_at`` on the annotator's latest
 non-retracted row (the only update the table's triggers allow), so after an edit, undo brings
 back the previous value, and the log keeps every row either way.
+
+Labels on a stale unit (its item's text changed since; ``workbench.store.versions``) stay in the
+log and in exports, but are left out of ``current_labels`` and ``progress`` unless asked for, so
+they are never counted for the new text.
+
+``next_unit_for`` with ``lease_seconds`` hands out units with a lease (``leases`` table: unit,
+annotator, expiry), so concurrent annotators with overlap N get disjoint units until a unit has
+N labels or a lease expires.
 """
 from __future__ import annotations
 
+import json
 import random
-from collections import Counter, defaultdict
+import time
+from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 
@@ -27,21 +37,26 @@ _CURRENT_SQL = """
       AND l.id = (SELECT MAX(l2.id) FROM labels l2
                   WHERE l2.unit_id = l.unit_id AND l2.annotator = l.annotator AND l2.retracted_at IS NULL)
 """
+_LIVE_UNIT = " AND l.unit_id IN (SELECT unit_id FROM units WHERE stale_at IS NULL)"
 
 
 def _label_from_row(row: dict) -> Label:
     return Label(row["unit_id"], row["task"], row["annotator"], row["value"], row["note"], row["created_at"])
 
 
-def validate_labels(db: sqlite_utils.Database, labels: Sequence[Label]) -> list[tuple[int, str]]:
+def validate_labels(db: sqlite_utils.Database, labels: Sequence[Label], *,
+                    allow_stale: bool = False) -> list[tuple[int, str]]:
     """Check labels against ``TASK_VALUES`` and the stored units; returns ``(row_index, problem)``.
 
     A row is bad when its task is unknown, its value is not one of the task's two values, its
-    annotator is empty, its unit does not exist or belongs to another task, or ``created_at``
-    is given but is not ISO 8601. Every problem of every row is listed (empty list = all good).
+    annotator is empty, its unit does not exist or belongs to another task, its unit is stale
+    (the text changed since; allowed with ``allow_stale``, for imports matched by text hash), or
+    ``created_at`` is given but is not ISO 8601. Every problem of every row is listed (empty
+    list = all good).
     """
     problems: list[tuple[int, str]] = []
     unit_tasks: dict[str, str | None] = {}
+    unit_stale: dict[str, bool] = {}
     for index, label in enumerate(labels):
         if label.task not in TASK_VALUES:
             problems.append((index, f"task: expected one of {', '.join(TASK_VALUES)}, got {label.task!r}"))
@@ -51,13 +66,17 @@ def validate_labels(db: sqlite_utils.Database, labels: Sequence[Label]) -> list[
         if not isinstance(label.annotator, str) or not label.annotator.strip():
             problems.append((index, f"annotator: expected a non-empty name, got {label.annotator!r}"))
         if label.unit_id not in unit_tasks:
-            rows = list(db.query("SELECT task FROM units WHERE unit_id = ?", [label.unit_id]))
+            rows = list(db.query("SELECT task, stale_at FROM units WHERE unit_id = ?", [label.unit_id]))
             unit_tasks[label.unit_id] = rows[0]["task"] if rows else None
+            unit_stale[label.unit_id] = bool(rows) and rows[0]["stale_at"] is not None
         unit_task = unit_tasks[label.unit_id]
         if unit_task is None:
             problems.append((index, f"unit: no unit {label.unit_id!r} in the store (run `workbench labels add` first)"))
         elif unit_task != label.task:
             problems.append((index, f"task: unit {label.unit_id!r} belongs to task {unit_task}, got {label.task!r}"))
+        elif unit_stale[label.unit_id] and not allow_stale:
+            problems.append((index, f"unit: {label.unit_id!r} is stale (its text changed since it was shown); "
+                                    "label the current version instead"))
         if label.created_at is not None:
             try:
                 datetime.fromisoformat(label.created_at)
@@ -71,6 +90,7 @@ def append_labels(
     labels: Iterable[Label],
     *,
     retracted_at: Sequence[str | None] | None = None,
+    allow_stale: bool = False,
 ) -> int:
     """Append labels to the log in one transaction; returns how many rows were written.
 
@@ -78,13 +98,14 @@ def append_labels(
     ``LabelError`` is raised listing every bad row (``problems`` holds ``(index, message)``).
     ``created_at`` is set to the current UTC time (ISO, microseconds) when ``None``. An empty
     note is stored as ``None``. ``retracted_at`` (one entry per label, used by import of a full
-    history export) records rows that were already retracted.
+    history export) records rows that were already retracted. ``allow_stale``: see
+    ``validate_labels``. Each label ends its annotator's lease on the unit.
     """
     labels = list(labels)
     if retracted_at is not None and len(retracted_at) != len(labels):
         raise ValueError("retracted_at must have one entry per label")
     with write_tx(db):
-        problems = validate_labels(db, labels)
+        problems = validate_labels(db, labels, allow_stale=allow_stale)
         if problems:
             lines = "\n".join(f"  row {i + 1}: {message}" for i, message in problems)
             raise LabelError(f"{len(problems)} problem(s) in labels, nothing written:\n{lines}", problems)
@@ -102,12 +123,17 @@ def append_labels(
                     None if retracted_at is None else retracted_at[index],
                 ],
             )
+            db.execute("DELETE FROM leases WHERE unit_id = ? AND annotator = ?", [label.unit_id, label.annotator])
     return len(labels)
 
 
-def current_labels(db: sqlite_utils.Database, *, task: str | None = None) -> list[Label]:
-    """The current label of every (unit, annotator): their latest non-retracted row, in log order."""
-    sql, params = _CURRENT_SQL, []
+def current_labels(db: sqlite_utils.Database, *, task: str | None = None,
+                   include_stale: bool = False) -> list[Label]:
+    """The current label of every (unit, annotator): their latest non-retracted row, in log order.
+
+    Labels on stale units (text changed since) are left out unless ``include_stale``.
+    """
+    sql, params = _CURRENT_SQL + ("" if include_stale else _LIVE_UNIT), []
     if task is not None:
         sql += " AND l.task = ?"
         params.append(task)
@@ -119,20 +145,26 @@ def label_history(db: sqlite_utils.Database, unit_id: str) -> list[Label]:
     return [_label_from_row(row) for row in db.query("SELECT * FROM labels WHERE unit_id = ? ORDER BY id", [unit_id])]
 
 
-def label_log(db: sqlite_utils.Database, *, current_only: bool = False, task: str | None = None) -> list[dict]:
+def label_log(db: sqlite_utils.Database, *, current_only: bool = False, task: str | None = None,
+              include_stale: bool = True) -> list[dict]:
     """Label rows joined with their unit, oldest first, for export.
 
     Each dict has ``id, task, item_id, claim_index, annotator, value, note, created_at,
-    retracted_at``. With ``current_only`` only current labels (see ``current_labels``).
+    retracted_at, unit_id, text, text_hash, stale`` (``text`` is the unit's text: claim, answer
+    or passage; ``stale`` is 1 when the item's text changed since). With ``current_only`` only
+    current labels (see ``current_labels``); ``include_stale=False`` leaves out stale units.
     """
     base = _CURRENT_SQL if current_only else "SELECT l.* FROM labels l WHERE 1 = 1"
     sql = (
-        "SELECT x.id, x.task, u.item_id, u.claim_index, x.annotator, x.value, x.note, x.created_at, x.retracted_at "
-        f"FROM ({base}) x JOIN units u ON u.unit_id = x.unit_id"
+        "SELECT x.id, x.task, u.item_id, u.claim_index, x.annotator, x.value, x.note, x.created_at, x.retracted_at, "
+        "u.unit_id, u.text, u.text_hash, (u.stale_at IS NOT NULL) AS stale "
+        f"FROM ({base}) x JOIN units u ON u.unit_id = x.unit_id WHERE 1 = 1"
     )
     params: list = []
+    if not include_stale:
+        sql += " AND u.stale_at IS NULL"
     if task is not None:
-        sql += " WHERE x.task = ?"
+        sql += " AND x.task = ?"
         params.append(task)
     return list(db.query(sql + " ORDER BY x.id", params))
 
@@ -220,6 +252,40 @@ def ordered_units(
     return units
 
 
+LEASE_SECONDS = 600.0
+
+# a unit this annotator may take: live, of the task, not labelled by them, fewer than ``overlap``
+# people holding it (current labels by anyone plus unexpired leases of others), not excluded
+_ELIGIBLE = """
+    u.stale_at IS NULL
+    AND (:task IS NULL OR u.task = :task)
+    AND u.unit_id NOT IN (SELECT value FROM json_each(:exclude))
+    AND NOT EXISTS (SELECT 1 FROM labels l
+                    WHERE l.unit_id = u.unit_id AND l.annotator = :annotator AND l.retracted_at IS NULL)
+    AND (SELECT COUNT(DISTINCT l.annotator) FROM labels l WHERE l.unit_id = u.unit_id AND l.retracted_at IS NULL)
+        + (SELECT COUNT(*) FROM leases s
+           WHERE s.unit_id = u.unit_id AND s.annotator <> :annotator AND s.expires_at > :now) < :overlap
+"""
+
+
+def _first_eligible(db: sqlite_utils.Database, params: dict, order: str, threshold: float,
+                    rng_seed: int) -> Unit | None:
+    from workbench.store.items import _QUEUE_ORDER, _UNIT_COLUMNS, _unit_from_row
+
+    if order == "sequential":  # read in index order (units_queue); stops at the first eligible unit
+        task_filter = "u.task = :task AND" if params["task"] is not None else ""
+        rows = list(db.query(f"SELECT {_UNIT_COLUMNS} FROM units u "
+                             f"WHERE {task_filter} {_ELIGIBLE} {_QUEUE_ORDER} LIMIT 1", params))
+        return _unit_from_row(rows[0]) if rows else None
+    eligible = {row["unit_id"] for row in db.query(f"SELECT u.unit_id FROM units u WHERE {_ELIGIBLE}", params)}
+    if not eligible:
+        return None
+    for unit in ordered_units(db, task=params["task"], order=order, threshold=threshold, rng_seed=rng_seed):
+        if unit.unit_id in eligible:
+            return unit
+    return None
+
+
 def next_unit_for(
     db: sqlite_utils.Database,
     annotator: str,
@@ -230,62 +296,134 @@ def next_unit_for(
     threshold: float = 0.5,
     rng_seed: int = 0,
     exclude: Collection[str] = (),
+    lease_seconds: float | None = None,
+    now: float | None = None,
 ) -> Unit | None:
     """The next unit this annotator should label, or ``None`` when nothing is left.
 
-    Candidates are units (of ``task``, if given) that the annotator has no current label on,
-    that fewer than ``overlap`` distinct annotators currently label, and whose id is not in
-    ``exclude`` (e.g. units skipped in this session). So work resumes where the annotator
-    stopped, an undone label makes its unit available again, and ``overlap=2`` hands each unit
-    to two people. Candidates come in ``ordered_units`` order (``sequential``,
+    Candidates are live units (of ``task``, if given) that the annotator has no current label
+    on, that fewer than ``overlap`` distinct annotators currently label or hold a lease on, and
+    whose id is not in ``exclude`` (e.g. units skipped in this session). So work resumes where
+    the annotator stopped, an undone label makes its unit available again, and ``overlap=2``
+    hands each unit to two people. Candidates come in ``ordered_units`` order (``sequential``,
     ``near_threshold`` around ``threshold``, or ``random`` from ``rng_seed``).
+
+    With ``lease_seconds`` the call reserves the unit it returns: in one write transaction it
+    drops expired leases, gives back the annotator's own unexpired lease when that unit is still
+    a candidate (so re-asking returns the same unit and extends the lease), else leases the first
+    candidate for ``lease_seconds`` and releases the annotator's other leases in the task.
+    Concurrent callers queue on the write lock, so with ``overlap=1`` they get disjoint units.
+    ``now`` (epoch seconds) is for tests; default ``time.time()``.
     """
     if overlap < 1:
         raise ValueError(f"overlap: expected at least 1, got {overlap}")
-    units = ordered_units(db, task=task, order=order, threshold=threshold, rng_seed=rng_seed)
-    current = current_labels(db, task=task)
-    mine = {label.unit_id for label in current if label.annotator == annotator}
-    counts = Counter(unit_id for unit_id, _ in {(l.unit_id, l.annotator) for l in current})
-    excluded = set(exclude)
-    for unit in units:
-        if unit.unit_id not in mine and unit.unit_id not in excluded and counts[unit.unit_id] < overlap:
-            return unit
-    return None
+    if order not in ORDERS:
+        raise ValueError(f"order: expected one of {ORDERS}, got {order!r}")
+    now = time.time() if now is None else now
+    params = {"task": task, "annotator": annotator, "overlap": int(overlap), "now": now,
+              "exclude": json.dumps(sorted(set(exclude)))}
+    if lease_seconds is None:
+        return _first_eligible(db, params, order, threshold, rng_seed)
+    with write_tx(db):
+        db.execute("DELETE FROM leases WHERE expires_at <= ?", [now])
+        from workbench.store.items import _UNIT_COLUMNS, _unit_from_row
+
+        held = list(db.query(
+            f"SELECT {_UNIT_COLUMNS} FROM leases s JOIN units u ON u.unit_id = s.unit_id "
+            f"WHERE s.annotator = :annotator AND {_ELIGIBLE} ORDER BY s.expires_at DESC LIMIT 1", params))
+        unit = _unit_from_row(held[0]) if held else _first_eligible(db, params, order, threshold, rng_seed)
+        db.execute("DELETE FROM leases WHERE annotator = ? AND (? IS NULL OR task = ?) AND unit_id IS NOT ?",
+                   [annotator, task, task, None if unit is None else unit.unit_id])
+        if unit is not None:
+            db.execute(
+                """INSERT INTO leases (unit_id, annotator, task, expires_at) VALUES (?, ?, ?, ?)
+                   ON CONFLICT(unit_id, annotator) DO UPDATE SET expires_at = excluded.expires_at""",
+                [unit.unit_id, annotator, unit.task, now + float(lease_seconds)],
+            )
+    return unit
+
+
+def release_lease(db: sqlite_utils.Database, annotator: str, unit_id: str | None = None) -> int:
+    """End the annotator's lease on ``unit_id`` (all their leases when ``None``); returns how many."""
+    with write_tx(db):
+        cursor = db.execute("DELETE FROM leases WHERE annotator = ? AND (? IS NULL OR unit_id = ?)",
+                            [annotator, unit_id, unit_id])
+    return cursor.rowcount
+
+
+def active_leases(db: sqlite_utils.Database, *, now: float | None = None) -> list[dict]:
+    """Unexpired leases: ``{"unit_id", "annotator", "task", "expires_at"}`` (epoch seconds)."""
+    now = time.time() if now is None else now
+    return list(db.query("SELECT unit_id, annotator, task, expires_at FROM leases WHERE expires_at > ? "
+                         "ORDER BY expires_at", [now]))
 
 
 def progress(db: sqlite_utils.Database, annotator: str | None = None, *, task: str | None = None) -> dict:
-    """Labelling progress over units (of ``task``, if given), counting current labels only.
+    """Labelling progress over live units (of ``task``, if given), counting current labels only.
 
     Returns ``{"units", "labelled_by_annotator", "labelled_any", "per_task", "per_annotator"}``:
     ``labelled_by_annotator`` is the number of units ``annotator`` currently labels (``None``
     when no annotator is given); ``labelled_any`` the units with at least one current label;
     ``per_task`` maps each task with units to the same three counts; ``per_annotator`` maps every
-    annotator to the number of units they currently label.
+    annotator to the number of units they currently label. Stale units and their labels are not
+    counted. Each count is one indexed aggregate query.
     """
-    units = list_units(db, task=task)
-    current = current_labels(db, task=task)
-    by_unit: dict[str, set[str]] = defaultdict(set)
-    for label in current:
-        by_unit[label.unit_id].add(label.annotator)
-    per_task: dict[str, dict] = {}
-    for unit in units:
-        entry = per_task.setdefault(
-            unit.task, {"units": 0, "labelled_by_annotator": None if annotator is None else 0, "labelled_any": 0}
-        )
-        entry["units"] += 1
-        if by_unit.get(unit.unit_id):
-            entry["labelled_any"] += 1
-        if annotator is not None and annotator in by_unit.get(unit.unit_id, ()):
-            entry["labelled_by_annotator"] += 1
-    per_annotator: Counter = Counter()
-    for annotators in by_unit.values():
-        per_annotator.update(annotators)
-    return {
-        "units": len(units),
-        "labelled_by_annotator": None
-        if annotator is None
-        else sum(1 for unit in units if annotator in by_unit.get(unit.unit_id, ())),
-        "labelled_any": sum(1 for unit in units if by_unit.get(unit.unit_id)),
-        "per_task": per_task,
-        "per_annotator": dict(sorted(per_annotator.items())),
+    where_task = "" if task is None else " AND u.task = :task"
+    params = {"task": task, "annotator": annotator}
+    live = "FROM labels l JOIN units u ON u.unit_id = l.unit_id WHERE l.retracted_at IS NULL AND u.stale_at IS NULL"
+    per_task: dict[str, dict] = {
+        row["task"]: {"units": row["n"], "labelled_by_annotator": None if annotator is None else 0, "labelled_any": 0}
+        for row in db.query(f"SELECT u.task, COUNT(*) AS n FROM units u WHERE u.stale_at IS NULL{where_task} "
+                            "GROUP BY u.task", params)
     }
+    for row in db.query(f"SELECT u.task, COUNT(DISTINCT l.unit_id) AS n {live}{where_task} GROUP BY u.task", params):
+        per_task[row["task"]]["labelled_any"] = row["n"]
+    if annotator is not None:
+        for row in db.query(f"SELECT u.task, COUNT(DISTINCT l.unit_id) AS n {live} AND l.annotator = :annotator"
+                            f"{where_task} GROUP BY u.task", params):
+            per_task[row["task"]]["labelled_by_annotator"] = row["n"]
+    per_annotator = {row["annotator"]: row["n"] for row in db.query(
+        f"SELECT l.annotator, COUNT(DISTINCT l.unit_id) AS n {live}{where_task} GROUP BY l.annotator "
+        "ORDER BY l.annotator", params)}
+    per_task = {t: per_task[t] for t in sorted(per_task, key=lambda t: list(TASK_VALUES).index(t)
+                                                if t in TASK_VALUES else len(TASK_VALUES))}
+    return {
+        "units": sum(entry["units"] for entry in per_task.values()),
+        "labelled_by_annotator": None if annotator is None
+        else sum(entry["labelled_by_annotator"] for entry in per_task.values()),
+        "labelled_any": sum(entry["labelled_any"] for entry in per_task.values()),
+        "per_task": per_task,
+        "per_annotator": per_annotator,
+    }
+
+
+def annotator_progress(db: sqlite_utils.Database, annotator: str, *, task: str | None = None) -> tuple[int, int]:
+    """``(units this annotator currently labels, live units)``, of ``task`` if given; two indexed counts.
+
+    The cheap form of ``progress`` for the Label page's progress bar; stale units are not counted.
+    """
+    where_task = "" if task is None else " AND u.task = :task"
+    params = {"task": task, "annotator": annotator}
+    total = db.execute(f"SELECT COUNT(*) FROM units u WHERE u.stale_at IS NULL{where_task}", params).fetchone()[0]
+    done = db.execute(
+        "SELECT COUNT(DISTINCT l.unit_id) FROM labels l JOIN units u ON u.unit_id = l.unit_id "
+        f"WHERE l.annotator = :annotator AND l.retracted_at IS NULL AND u.stale_at IS NULL{where_task}"
+        + ("" if task is None else " AND l.task = :task"), params).fetchone()[0]
+    return done, total
+
+
+def unit_quotes(db: sqlite_utils.Database, unit_id: str) -> list[str]:
+    """Quotes of the latest judgment per (judge, repeat) on one unit, oldest judge first (indexed)."""
+    rows = db.query(
+        """SELECT j.quote FROM judgments j
+           WHERE j.unit_id = :unit AND j.quote IS NOT NULL AND j.quote <> ''
+             AND j.id = (SELECT MAX(j2.id) FROM judgments j2
+                         WHERE j2.unit_id = :unit AND j2.judge = j.judge AND j2."repeat" = j."repeat")
+           ORDER BY j.id""", {"unit": unit_id})
+    return [row["quote"] for row in rows]
+
+
+def stale_label_count(db: sqlite_utils.Database) -> int:
+    """How many current (non-retracted) label rows sit on stale units (text changed since)."""
+    return db.execute("SELECT COUNT(*) FROM labels l JOIN units u ON u.unit_id = l.unit_id "
+                      "WHERE l.retracted_at IS NULL AND u.stale_at IS NOT NULL").fetchone()[0]

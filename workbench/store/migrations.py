@@ -11,6 +11,14 @@ Tables:
   column except setting ``retracted_at`` once (that is how ``undo_last_label`` works).
 - ``judgments``: judges' verdicts per unit, with fingerprint, score and the raw record as JSON.
 - ``runs``: scoring runs recorded with their summary.
+- (4) ``units.text_hash`` / ``units.stale_at``: a unit is one version of the text labelled (see
+  ``workbench.store.versions``); a version whose item text changed is stale, keeps its labels and
+  is never counted for the new text. ``leases``: which annotator holds which unit until when.
+  ``units.item_seq`` copies the item's insertion position, so the sequential queue is read in
+  index order and stops at the first unit to hand out. Indexes for the next-unit, progress and
+  quote queries.
+
+A migration step is an SQL string or a callable ``step(db)`` (for back-filling computed columns).
 """
 from __future__ import annotations
 
@@ -18,7 +26,15 @@ import sqlite_utils
 
 from workbench.store.db import StoreError, now_iso, write_tx
 
-MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
+
+def _backfill_text_hashes(db: sqlite_utils.Database) -> None:
+    """Give every existing unit the hash of its text as it stands (one version per unit)."""
+    from workbench.store.versions import backfill_text_hashes
+
+    backfill_text_hashes(db)
+
+
+MIGRATIONS: list[tuple[int, str, tuple]] = [
     (
         1,
         "items and units",
@@ -109,6 +125,31 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             )""",
         ),
     ),
+    (
+        4,
+        "units are versions of text; leases; indexes for the label page",
+        (
+            "ALTER TABLE units ADD COLUMN text_hash TEXT",
+            "ALTER TABLE units ADD COLUMN stale_at TEXT",
+            "ALTER TABLE units ADD COLUMN item_seq INTEGER",
+            "UPDATE units SET item_seq = (SELECT seq FROM items WHERE items.id = units.item_id)",
+            _backfill_text_hashes,
+            "CREATE UNIQUE INDEX units_version ON units(task, item_id, COALESCE(claim_index, -1), text_hash)",
+            "CREATE INDEX units_live ON units(task, item_id, claim_index) WHERE stale_at IS NULL",
+            "CREATE INDEX units_queue ON units(task, item_seq, claim_index) WHERE stale_at IS NULL",
+            "CREATE INDEX units_queue_all ON units(item_seq, claim_index) WHERE stale_at IS NULL",
+            "CREATE INDEX labels_live ON labels(unit_id, annotator) WHERE retracted_at IS NULL",
+            "CREATE INDEX labels_annotator_live ON labels(annotator, task, unit_id) WHERE retracted_at IS NULL",
+            """CREATE TABLE leases (
+                unit_id TEXT NOT NULL REFERENCES units(unit_id),
+                annotator TEXT NOT NULL,
+                task TEXT NOT NULL,
+                expires_at REAL NOT NULL,
+                PRIMARY KEY (unit_id, annotator)
+            )""",
+            "CREATE INDEX leases_annotator ON leases(annotator, task)",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]
@@ -121,6 +162,15 @@ def applied_migrations(db: sqlite_utils.Database) -> list[int]:
     return [row["id"] for row in db.query("SELECT id FROM _migrations ORDER BY id")]
 
 
+def _up_to_date(db: sqlite_utils.Database) -> bool:
+    """Whether ``_migrations`` lists exactly the known migrations (one read, no lock held after)."""
+    try:
+        rows = db.execute("SELECT id FROM _migrations ORDER BY id").fetchall()
+    except Exception:  # no table yet (blank file)
+        return False
+    return [row[0] for row in rows] == [number for number, _, _ in MIGRATIONS]
+
+
 def migrate(db: sqlite_utils.Database, *, target: int | None = None) -> list[int]:
     """Apply every missing migration up to ``target`` (default: all) and return the numbers applied.
 
@@ -129,6 +179,8 @@ def migrate(db: sqlite_utils.Database, *, target: int | None = None) -> list[int
     written by a newer workbench).
     """
     target = LATEST if target is None else target
+    if target == LATEST and _up_to_date(db):  # the common case: a read, no write lock taken
+        return []
     with write_tx(db):
         db.execute(
             "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -145,7 +197,10 @@ def migrate(db: sqlite_utils.Database, *, target: int | None = None) -> list[int
             if number in done or number > target:
                 continue
             for statement in statements:
-                db.execute(statement)
+                if callable(statement):
+                    statement(db)
+                else:
+                    db.execute(statement)
             db.execute(
                 "INSERT INTO _migrations (id, name, applied_at) VALUES (?, ?, ?)", [number, name, now_iso()]
             )
