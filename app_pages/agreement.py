@@ -88,7 +88,7 @@ else:
             with column:
                 st.altair_chart(
                     confusion_heatmap(confusion["labels"], confusion["matrix"], title=task, subtitle=f"judge {judge}",
-                                      cell=105),
+                                      cell=95),
                     key=f"agree_confusion_{task}_{judge}", width="content",
                 )
     ties = [f"{task}: {int(block['ties'])}" for task, block in report.items() if block and block.get("ties")]

@@ -143,7 +143,7 @@ for key, entry in curves.items():
             st.caption("The interval after the threshold is the range of thresholds chosen again on bootstrap "
                        "resamples (the grey band on the chart).")
         if key in flagged:
-            st.checkbox(f"Write the {key} threshold anyway: I have read the warning", value=False,
+            st.checkbox("Write it anyway (I read the warning)", value=False,
                         key=f"calib_ack_{key}")
     with st.expander(f"{key}: reliability and logistic calibration"):
         rel_col, fit_col = st.columns([3, 2])

@@ -107,7 +107,7 @@ st.dataframe(per_task, hide_index=True, key="data_per_task", column_config={
 unjudged = sum(max(0, int(row["units"]) - int(row["judged"])) for _, row in per_task.iterrows()
                if row["task"] in JUDGED_TASKS)
 st.subheader("Run the judge")
-st.caption("The judge's verdicts feed the Agreement and Calibration pages, order the queue near the threshold, and "
+(st.info if unjudged else st.caption)("The judge's verdicts feed the Agreement and Calibration pages, order the queue near the threshold, and "
            "give the quotes the Label page highlights in the passages: until the judge has run, no quote is "
            f"highlighted. Same as `workbench judge --db {db_path()}`. Judge: {JudgeConfig.from_env().backend} "
            "(set WORKBENCH_JUDGE to change it).")

@@ -93,8 +93,12 @@ left, right = st.columns([3, 2])
 with left:
     st.altair_chart(quadrant_chart(items, thresholds), key="scores_quadrant", width="content")
 with right:
-    st.dataframe(quadrant_summary(summary, items), hide_index=True, key="scores_quadrant_table")
-    st.caption("Shares are of all items, with 95% intervals (from summary.json where it has them, else Wilson).")
+    quadrant_rows = quadrant_summary(summary, items)
+    st.dataframe(quadrant_rows, hide_index=True, key="scores_quadrant_table",
+                 column_order=["Quadrant", "Items", "Share [95% CI]"])
+    st.caption("Shares are of all items, with 95% intervals (from summary.json where it has them, else Wilson).  \n"
+               + "  \n".join(f"**{row.Quadrant}**: {row.Meaning}" for row in quadrant_rows.itertuples()
+                              if row.Meaning and row.Items))
     with st.expander("All summary numbers"):
         st.dataframe(summary_rows(summary_table(summary)), hide_index=True, key="scores_summary_table")
 

@@ -95,6 +95,9 @@ def settle(page, timeout: float = 120.0) -> None:
     quiet_since = None
     page.wait_for_selector('[data-testid="stMain"]', timeout=timeout * 1000)
     while time.monotonic() < deadline:
+        error = page.query_selector('[data-testid="stException"]')
+        if error:
+            raise RuntimeError(f"page {page.url} raised: {error.inner_text()[:500]}")
         busy = page.evaluate(
             """() => {
                 if (!document.querySelector('[data-testid="stMain"] h1')) return true;

@@ -27,6 +27,9 @@ QUADRANT_COLORS: dict[str, str] = {
     "abstained": "#546e7a",
     "unscored": "#9e9e9e",
 }
+# Charts keep their natural size: ``width``/``height`` are the plot area, axes and legends are added
+# around it (Streamlit would otherwise squeeze the whole chart, labels included, into ``width``).
+NATURAL_SIZE = alt.AutoSizeParams(type="pad", contains="padding")
 CURVE_METRICS: tuple[str, ...] = ("kappa", "f1", "youden_j", "youden", "accuracy", "precision", "recall")
 
 # ---------------------------------------------------------------------------------------------
@@ -211,7 +214,7 @@ def quadrant_chart(items_df: pd.DataFrame, thresholds: Any, *, jitter: float = 0
     text_fill = alt.Chart(cells).mark_text(fontSize=14, fontWeight="bold", color="#111").encode(
         x="x:Q", y="y:Q", text="label:N")
     return alt.layer(scatter, vrule, hrule, alt.layer(text, text_fill)).properties(
-        width=440, height=400, title=f"Quadrant ({len(points)} scored items; points jittered)")
+        width=440, height=400, autosize=NATURAL_SIZE, title=f"Quadrant ({len(points)} scored items; points jittered)")
 
 
 def _jitter_pair(item_id: str) -> tuple[float, float]:
@@ -355,11 +358,12 @@ def ceiling_chart(report: Mapping[str, Any]) -> alt.LayerChart:
         alpha, ci = human.get("alpha"), human.get("alpha_ci") or [None, None]
         one_rater = len(block.get("annotators") or []) < 2
         rows.append({"task": task, "who": "humans: alpha", "value": alpha, "low": ci[0], "high": ci[1],
-                     "missing": None if alpha is not None else ("n/a (one rater)" if one_rater else "n/a")})
+                     "missing": None if alpha is not None else
+                     ("humans: n/a (one rater)" if one_rater else "humans: n/a")})
         for judge, j in (block.get("judges") or {}).items():
             ci = j.get("kappa_ci") or [None, None]
             rows.append({"task": task, "who": f"judge {judge}: kappa", "value": j.get("kappa"), "low": ci[0],
-                         "high": ci[1], "missing": None if j.get("kappa") is not None else "n/a"})
+                         "high": ci[1], "missing": None if j.get("kappa") is not None else "judge: n/a"})
     frame = pd.DataFrame(rows, columns=["task", "who", "value", "low", "high", "missing"])
     for column in ("value", "low", "high"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
@@ -369,7 +373,8 @@ def ceiling_chart(report: Mapping[str, Any]) -> alt.LayerChart:
     x = alt.X("value:Q", scale=alt.Scale(domain=[-1, 1]), title="agreement (0 = chance, 1 = perfect)")
     y = alt.Y("task:N", sort=tasks, title=None, axis=alt.Axis(labelLimit=0, labelFontSize=12))
     y_offset = alt.YOffset("who:N", sort=whos)
-    color = alt.Color("who:N", sort=whos, title=None,
+    palette = ["#212121"] + ["#e65100", "#1565c0", "#2e7d32", "#6a1b9a", "#00838f"] * len(whos)
+    color = alt.Color("who:N", sort=whos, title=None, scale=alt.Scale(domain=whos, range=palette[:len(whos)]),
                       legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0, labelFontSize=12))
     base = alt.Chart(frame)
     present = base.transform_filter("isValid(datum.value)")
@@ -379,15 +384,14 @@ def ceiling_chart(report: Mapping[str, Any]) -> alt.LayerChart:
         x=x, y=y, yOffset=y_offset, color=color,
         tooltip=["task:N", "who:N", alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("low:Q", format=".2f"),
                  alt.Tooltip("high:Q", format=".2f")])
-    values = present.mark_text(align="left", dx=8, dy=-9, fontSize=11).encode(
-        x=alt.X("high:Q", scale=alt.Scale(domain=[-1, 1])), y=y, yOffset=y_offset, text="label:N",
-        color=alt.value("#333"))
+    values = present.mark_text(align="center", dy=-11, fontSize=11).encode(
+        x=x, y=y, yOffset=y_offset, text="label:N", color=alt.value("#222"))
     missing = base.transform_filter("!isValid(datum.value)").mark_text(align="left", fontSize=11, color="#555").encode(
         x=alt.value(6), y=y, yOffset=y_offset, text="missing:N")
     zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#999", strokeDash=[3, 3]).encode(x="x:Q")
-    step = max(18, 14 * len(whos))
+    height = max(80, len(tasks) * (12 + 26 * len(whos)))
     return alt.layer(zero, bars, dots, values, missing).properties(
-        width=620, height=alt.Step(step), title="Human ceiling beside judge agreement (95% intervals)")
+        width=360, height=height, autosize=NATURAL_SIZE, title="Human ceiling beside judge agreement (95% intervals)")
 
 
 def confusion_heatmap(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, title: str | None = None,
@@ -435,7 +439,8 @@ def confusion_heatmap(labels: Sequence[str], matrix: Sequence[Sequence[int]], *,
     side = cell * len(labels)
     heading = alt.TitleParams(text=title or "Confusion", subtitle=subtitle or "", anchor="start",
                               fontSize=13, subtitleFontSize=11, limit=0, subtitleColor="#555")
-    return alt.layer(heat, count_text, share_text).properties(width=side, height=side, title=heading)
+    return alt.layer(heat, count_text, share_text).properties(width=side, height=side, title=heading,
+                                                              autosize=NATURAL_SIZE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,7 +488,10 @@ def threshold_curve(
         .dropna(subset=["value"])
     )
     long["value"] = long["value"].astype(float)
-    color = alt.Color("metric:N", sort=metrics, title=None, legend=alt.Legend(orient="bottom", labelFontSize=12))
+    palette = {"kappa": "#1565c0", "f1": "#2e7d32", "youden_j": "#e65100", "youden": "#e65100",
+               "accuracy": "#6a1b9a", "precision": "#00838f", "recall": "#ad1457"}
+    color = alt.Color("metric:N", sort=metrics, title=None, legend=alt.Legend(orient="bottom", labelFontSize=12),
+                      scale=alt.Scale(domain=metrics, range=[palette.get(m, "#555") for m in metrics]))
     lines = (
         alt.Chart(long)
         .mark_line()
@@ -517,7 +525,8 @@ def threshold_curve(
                     x="threshold:Q", y="value:Q", color=color
                 )
             )
-    return alt.layer(*layers).properties(width=width, height=height, title=title or "Threshold sweep")
+    return alt.layer(*layers).properties(width=width, height=height, title=title or "Threshold sweep",
+                                         autosize=NATURAL_SIZE)
 
 
 _PREDICTED = ("predicted", "mean_score", "mean_predicted", "score", "bin_mean")
@@ -569,7 +578,8 @@ def reliability_chart(df: pd.DataFrame, *, title: str | None = None, width: int 
     sized = alt.Chart(frame).mark_circle().encode(
         x="predicted:Q", y="observed:Q",
         size=alt.Size("n:Q", title="units in bin", legend=alt.Legend(orient="bottom", direction="horizontal")))
-    return alt.layer(diag, line, sized).properties(width=width, height=height, title=title or "Reliability")
+    return alt.layer(diag, line, sized).properties(width=width, height=height, title=title or "Reliability",
+                                                   autosize=NATURAL_SIZE)
 
 
 # ---------------------------------------------------------------------------------------------
