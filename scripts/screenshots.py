@@ -49,8 +49,11 @@ def build_demo(home: Path) -> Path:
     """Run ``workbench demo --out <home>/runs/demo`` unless its store exists; return the store path."""
     db = home / "runs" / "demo" / "labels.db"
     if not db.is_file():
-        subprocess.run([sys.executable, "-m", "workbench.cli", "demo", "--out", str(db.parent)], cwd=ROOT,
+        code = "import sys; from workbench.cli import main; sys.exit(main())"
+        subprocess.run([sys.executable, "-c", code, "demo", "--out", str(db.parent)], cwd=ROOT,
                        env={**os.environ, "WORKBENCH_HOME": str(home)}, check=True, stdout=subprocess.DEVNULL)
+    if not db.is_file():
+        raise RuntimeError(f"workbench demo did not write {db}")
     return db
 
 
@@ -88,7 +91,7 @@ def app_server(home: Path, db: Path, port: int, timeout: float = 60.0) -> Iterat
 def settle(page, timeout: float = 120.0) -> None:
     """Wait until Streamlit has finished the script run and every chart has drawn.
 
-    Done = no "running" status widget, no spinner, and every ``.vega-embed`` holds an SVG or canvas,
+    Done = the app's script state is not ``running``, no status widget or spinner, and every ``.vega-embed`` holds an SVG or canvas,
     for one second in a row.
     """
     deadline = time.monotonic() + timeout
@@ -100,6 +103,8 @@ def settle(page, timeout: float = 120.0) -> None:
             raise RuntimeError(f"page {page.url} raised: {error.inner_text()[:500]}")
         busy = page.evaluate(
             """() => {
+                const app = document.querySelector('[data-testid="stApp"]');
+                if (!app || app.getAttribute('data-test-script-state') === 'running') return true;
                 if (!document.querySelector('[data-testid="stMain"] h1')) return true;
                 if (document.querySelector('[data-testid="stStatusWidget"]')) return true;
                 if (document.querySelector('[data-testid="stSpinner"]')) return true;
