@@ -214,7 +214,7 @@ def quadrant_chart(items_df: pd.DataFrame, thresholds: Any, *, jitter: float = 0
     text_fill = alt.Chart(cells).mark_text(fontSize=14, fontWeight="bold", color="#111").encode(
         x="x:Q", y="y:Q", text="label:N")
     return alt.layer(scatter, vrule, hrule, alt.layer(text, text_fill)).properties(
-        width=440, height=400, autosize=NATURAL_SIZE, title=f"Quadrant ({len(points)} scored items; points jittered)")
+        width=440, height=330, autosize=NATURAL_SIZE, title=f"Quadrant ({len(points)} scored items; points jittered)")
 
 
 def _jitter_pair(item_id: str) -> tuple[float, float]:
