@@ -16,7 +16,7 @@ from workbench.labelling import DEFAULT_TASKS, store_eval_set
 from workbench.store import StoreError, current_labels, progress
 
 st.title("Data")
-st.text(f"Label store: {db_path()}")
+st.caption(f"Label store: {db_path()}")
 
 
 def _load(path: Path, tasks: list[str], *, name: str | None = None) -> None:
@@ -66,30 +66,32 @@ def _run_judge() -> None:
     st.rerun()
 
 
-st.header("Load an eval set")
-tasks = st.multiselect("Tasks to make units for", list(DEFAULT_TASKS) + ["answer_correctness"],
-                       default=list(DEFAULT_TASKS), key="data_tasks")
-upload_tab, path_tab = st.tabs(["Upload a file", "Path on this machine"])
-with upload_tab:
-    uploaded = st.file_uploader("Eval set (JSONL or CSV)", type=["jsonl", "csv", "json", "ndjson"], key="data_upload")
-    if st.button("Load the uploaded file", key="data_load_upload", disabled=uploaded is None or not tasks):
-        own_name = Path(uploaded.name).name  # the browser's file name, never a path on this machine
-        suffix = Path(own_name).suffix.lower() or ".jsonl"
-        with tempfile.TemporaryDirectory() as folder:
-            target = Path(folder) / f"upload{suffix}"
-            target.write_bytes(uploaded.getvalue())
-            _load(target, tasks, name=own_name)
-with path_tab:
-    path_text = st.text_input("Eval set path", value="data/demo_rag.jsonl", key="data_path")
-    if st.button("Load from path", key="data_load_path", disabled=not tasks):
-        path = Path(path_text).expanduser()
-        if not path.is_file():
-            st.error("No such file.")
-            st.text(str(path))
-        else:
-            _load(path, tasks)
+with db_session() as db:
+    store_empty = not any(v["units"] for v in progress(db)["per_task"].values())
+with st.expander("Load an eval set (upload or path)", expanded=store_empty):
+    tasks = st.multiselect("Tasks to make units for", list(DEFAULT_TASKS) + ["answer_correctness"],
+                           default=list(DEFAULT_TASKS), key="data_tasks")
+    upload_tab, path_tab = st.tabs(["Upload a file", "Path on this machine"])
+    with upload_tab:
+        uploaded = st.file_uploader("Eval set (JSONL or CSV)", type=["jsonl", "csv", "json", "ndjson"], key="data_upload")
+        if st.button("Load the uploaded file", key="data_load_upload", disabled=uploaded is None or not tasks):
+            own_name = Path(uploaded.name).name  # the browser's file name, never a path on this machine
+            suffix = Path(own_name).suffix.lower() or ".jsonl"
+            with tempfile.TemporaryDirectory() as folder:
+                target = Path(folder) / f"upload{suffix}"
+                target.write_bytes(uploaded.getvalue())
+                _load(target, tasks, name=own_name)
+    with path_tab:
+        path_text = st.text_input("Eval set path", value="data/demo_rag.jsonl", key="data_path")
+        if st.button("Load from path", key="data_load_path", disabled=not tasks):
+            path = Path(path_text).expanduser()
+            if not path.is_file():
+                st.error("No such file.")
+                st.text(str(path))
+            else:
+                _load(path, tasks)
 
-st.header("Counts")
+st.subheader("Counts per task")
 with db_session() as db:
     overall = progress(db)
     labels = current_labels(db)
@@ -101,12 +103,10 @@ per_task = pd.DataFrame(
      for task, v in overall["per_task"].items()],
     columns=["task", "units", "labelled (any annotator)", "judged"],
 )
-st.subheader("Per task")
 st.dataframe(per_task, hide_index=True, key="data_per_task", column_config={
     "judged": st.column_config.NumberColumn(help="Units with at least one judge verdict (any judge, no error)")})
 unjudged = sum(max(0, int(row["units"]) - int(row["judged"])) for _, row in per_task.iterrows()
                if row["task"] in JUDGED_TASKS)
-st.subheader("Run the judge")
 (st.info if unjudged else st.caption)("The judge's verdicts feed the Agreement and Calibration pages, order the queue near the threshold, and "
            "give the quotes the Label page highlights in the passages: until the judge has run, no quote is "
            f"highlighted. Same as `workbench judge --db {db_path()}`. Judge: {JudgeConfig.from_env().backend} "
@@ -125,7 +125,7 @@ if labels:
 else:
     st.text("No labels yet.")
 
-st.header("Export")
+st.subheader("Export")
 st.download_button(
     "Download labels (CSV)", export_text.encode("utf-8"), file_name="labels.csv", mime="text/csv",
     key="data_download", help="One row per current label per annotator; same as `workbench labels export`.",

@@ -190,3 +190,19 @@ def test_screenshot_script_writes_a_1400x900_png(app_url, browser, tmp_path):
         head = handle.read(24)
     assert head[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", head[16:24]) == (1400, 900)
+
+
+def test_an_upload_error_names_the_uploaded_file_not_a_temp_path(pages, tmp_path):
+    page = pages["data"]
+    bad = tmp_path / "my evals.jsonl"
+    bad.write_text('{"id": "y", "question": "Q?"}\n', encoding="utf-8")
+    page.get_by_text("Load an eval set (upload or path)").click()  # folded when the store has units
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(bad))
+    page.get_by_text("my evals.jsonl").first.wait_for(timeout=30_000)
+    page.get_by_role("button", name="Load the uploaded file").click()
+    page.get_by_text("my evals.jsonl: the eval set has problems; nothing was stored.").wait_for(timeout=30_000)
+    shots.settle(page)
+    text = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').innerText")
+    assert "my evals.jsonl:1: field 'answer'" in text  # the file's own name, then line and field
+    assert "upload.jsonl" not in text and str(tmp_path) not in text  # no temporary or local path
+    pages.current = None  # the page now shows an error: the next test reloads it
