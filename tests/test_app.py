@@ -247,6 +247,20 @@ def test_data_page_reports_a_bad_eval_set_and_stores_nothing(store_path, tmp_pat
     assert _rows(store_path, "SELECT COUNT(*) AS n FROM items WHERE id = 'y'") == [{"n": 0}]
 
 
+def test_data_page_counts_judged_units_and_runs_the_judge(store_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_JUDGE", "offline")
+    at = _app(page="data")
+    per_task = _frame(at, "task", "units", "judged")
+    assert dict(zip(per_task["task"], per_task["judged"])) == {"claim_support": 1}  # judge-x judged q0 only
+    assert any("until the judge has run, no quote is highlighted" in i.value for i in at.info)
+    button = at.button(key="data_run_judge")
+    assert button.label == "Run the judge on the store (3 unit(s) not judged yet)"
+    button.click().run()
+    assert not at.exception
+    assert any(s.value.startswith("Judge offline:") and "claim_support 4" in s.value for s in at.success)
+    assert dict(zip(*[_frame(at, "task", "judged")[c] for c in ("task", "judged")])) == {"claim_support": 4}
+
+
 def test_data_page_offers_the_export_with_current_labels(store_path):
     db = open_db(store_path)
     try:
