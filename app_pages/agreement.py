@@ -60,6 +60,9 @@ if judges.empty:
     st.info("No judge verdicts yet: run the judge (Data page, or `workbench judge`).")
 else:
     shown = judges
+    if judges["Judge"].nunique() == 1:  # one judge: name it once, keep the numbers in view at 1400 px
+        st.caption(f"Judge: `{judges['Judge'].iloc[0]}`")
+        shown = shown.drop(columns=["Judge"])
     for optional in ("AUC", "Sample note"):
         if not (shown[optional].astype(str).replace("n/a", "").astype(bool)).any():
             shown = shown.drop(columns=[optional])

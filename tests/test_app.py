@@ -304,8 +304,9 @@ def test_agreement_page_shows_tables_heatmap_and_disagreements(store_path):
     assert list(human["Task"]) == ["claim_support"]
     assert human.loc[0, "Annotators"] == "ann1, ann2"
     assert human.loc[0, "Pairwise kappa"].startswith("ann1 & ann2: ")
-    judges = _frame(at, "Judge", "Kappa vs humans", "Human ceiling (alpha)")
-    assert list(judges["Judge"]) == ["judge-x"]
+    judges = _frame(at, "Task", "Kappa vs humans", "Human ceiling (alpha)")
+    assert list(judges["Task"]) == ["claim_support"]
+    assert "Judge" not in judges.columns and any(c.value == "Judge: `judge-x`" for c in at.caption)  # named once
     assert all(re.fullmatch(r"-?\d\.\d\d", judges.loc[0, c]) for c in ("Kappa vs humans", "AC1"))
     assert re.fullmatch(r"\[-?\d\.\d\d, -?\d\.\d\d\]", judges.loc[0, "kappa 95% interval"])
     captions = " ".join(c.value for c in at.caption)
