@@ -6,6 +6,7 @@ Each test builds its own label store with the store API and points the app at it
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -276,6 +277,20 @@ def test_data_page_reports_a_bad_eval_set_and_stores_nothing(store_path, tmp_pat
     assert _rows(store_path, "SELECT COUNT(*) AS n FROM items WHERE id = 'y'") == [{"n": 0}]
 
 
+def test_data_page_counts_judged_units_and_runs_the_judge(store_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_JUDGE", "offline")
+    at = _app(page="data")
+    per_task = _frame(at, "task", "units", "judged")
+    assert dict(zip(per_task["task"], per_task["judged"])) == {"claim_support": 1}  # judge-x judged q0 only
+    assert any("until the judge has run, no quote is highlighted" in i.value for i in at.info)
+    button = at.button(key="data_run_judge")
+    assert button.label == "Run the judge on the store (3 unit(s) not judged yet)"
+    button.click().run()
+    assert not at.exception
+    assert any(s.value.startswith("Judge offline:") and "claim_support 4" in s.value for s in at.success)
+    assert dict(zip(*[_frame(at, "task", "judged")[c] for c in ("task", "judged")])) == {"claim_support": 4}
+
+
 def test_data_page_offers_the_export_with_current_labels(store_path):
     db = open_db(store_path)
     try:
@@ -315,11 +330,17 @@ def _labelled_and_judged(path: Path, n: int = 24) -> None:
 def test_agreement_page_shows_tables_heatmap_and_disagreements(store_path):
     _labelled_and_judged(store_path)
     at = _app(page="agreement")
-    human = _frame(at, "task", "alpha", "pairwise_kappa")
-    assert list(human["task"]) == ["claim_support"]
-    assert human.loc[0, "annotators"] == "ann1, ann2"
-    judges = _frame(at, "judge", "kappa", "human_alpha")
-    assert list(judges["judge"]) == ["judge-x"]
+    human = _frame(at, "Task", "Human agreement (alpha)", "Pairwise kappa")
+    assert list(human["Task"]) == ["claim_support"]
+    assert human.loc[0, "Annotators"] == "ann1, ann2"
+    assert human.loc[0, "Pairwise kappa"].startswith("ann1 & ann2: ")
+    judges = _frame(at, "Task", "Kappa vs humans", "Human ceiling (alpha)")
+    assert list(judges["Task"]) == ["claim_support"]
+    assert "Judge" not in judges.columns and any(c.value == "Judge: `judge-x`" for c in at.caption)  # named once
+    assert all(re.fullmatch(r"-?\d\.\d\d", judges.loc[0, c]) for c in ("Kappa vs humans", "AC1"))
+    assert re.fullmatch(r"\[-?\d\.\d\d, -?\d\.\d\d\]", judges.loc[0, "kappa 95% interval"])
+    captions = " ".join(c.value for c in at.caption)
+    assert "Cohen's kappa" in captions and "Gwet's AC1" in captions and "Krippendorff's alpha" in captions
     charts = at.get("vega_lite_chart")
     assert len(charts) >= 2  # ceiling bars + one confusion heatmap
     frame = _frame(at, "unit_id", "human", "judge", "n_labels")
@@ -328,18 +349,35 @@ def test_agreement_page_shows_tables_heatmap_and_disagreements(store_path):
     assert (frame["judge"] != frame["human"]).all()
 
 
-def test_calibration_apply_writes_thresholds_json(store_path, tmp_path):
-    _labelled_and_judged(store_path)
+def test_calibration_apply_writes_a_trusted_threshold_with_its_notes(store_path, tmp_path):
+    _labelled_and_judged(store_path, n=40)  # 40 units minus 7 ties = 33 scored units, a clean split
     at = _app(page="calibration")
-    assert at.get("vega_lite_chart")  # sweep + reliability
-    assert any(t.startswith("chosen threshold 0.575 · kappa 1.000 (95% CI 1.000, 1.000) · n 20") for t in _texts(at))
+    assert at.get("vega_lite_chart")  # sweep (+ reliability in the expander)
+    assert not at.warning and any("better than chance" in s.value for s in at.success)
+    assert any(m.value.startswith("**Threshold 0.5") and "· 33 units" in m.value for m in at.markdown)
     at.text_input(key="calib_out").input("out/thresholds.json")
     at.button(key="calib_apply").click().run()
     written = json.loads((tmp_path / "out" / "thresholds.json").read_text(encoding="utf-8"))
     assert written["judge"] == "judge-x" and written["criterion"] == "kappa"
     assert 0.0 <= written["claim_support"]["threshold"] <= 1.0
-    assert written["claim_support"]["n"] == 20  # 24 units minus 4 where ann1 and ann2 tie (i % 6 == 0)
-    assert "notes" not in written
+    assert written["claim_support"]["n"] == 33
+    assert "notes" in written and "claim_support" not in written["notes"]
+
+
+def test_calibration_needs_an_acknowledgement_to_write_a_flagged_threshold(store_path, tmp_path):
+    _labelled_and_judged(store_path)  # 24 units minus 4 ties = 20 scored units: below the minimum of 30
+    at = _app(page="calibration")
+    warning = [w.value for w in at.warning]
+    assert len(warning) == 1 and "Untrustworthy threshold" in warning[0] and "only 20 units" in warning[0]
+    assert at.button(key="calib_apply").disabled  # nothing may be written without the acknowledgement
+    target = tmp_path / "thresholds.json"
+    at.checkbox(key="calib_ack_claim_support").check().run()
+    assert not at.button(key="calib_apply").disabled
+    at.button(key="calib_apply").click().run()
+    written = json.loads(target.read_text(encoding="utf-8"))
+    assert written["claim_support"]["n"] == 20
+    assert "only 20 units" in written["notes"]["claim_support"]
+    assert "acknowledged" in written["notes"]["claim_support"]
 
 
 # --- Scores page ----------------------------------------------------------------------------
@@ -368,12 +406,19 @@ def test_scores_page_shows_quadrant_counts_and_escaped_drill_down(store_path, tm
     _write_run(tmp_path / "runs" / "r1")
     at = _app(page="scores")
     assert at.selectbox(key="scores_run").value == str(tmp_path / "runs" / "r1")
-    table = _frame(at, "quadrant", "count", "share")
-    assert dict(zip(table["quadrant"], table["count"]))["pass"] == 1
-    assert table["count"].sum() == 3
+    table = _frame(at, "Quadrant", "Items", "Share [95% CI]")
+    assert dict(zip(table["Quadrant"], table["Items"]))["pass"] == 1
+    assert table["Items"].sum() == 3
+    # 1 of 3 items: Wilson 95% interval [6.1%, 79.2%] (no quadrant_ci in this summary)
+    assert dict(zip(table["Quadrant"], table["Share [95% CI]"]))["pass"] == "33.3% [6.1, 79.2]"
     assert at.get("vega_lite_chart")
     assert [m.value for m in at.metric][:2] == ["3", "50.0%"]
+    captions = [c.value for c in at.caption]
+    assert "95% CI 9.5–90.5% · score ≥ 0.850 · mean 0.60 · n 2" in captions  # Wilson, 1 of 2
+    assert any("faithfulness ≥ **0.850**, answer relevance ≥ **0.700**" in m.value for m in at.markdown)
     assert any(j.proto.body and "rogan_gladen" in j.proto.body for j in at.json)
+    assert any("No item open" in c for c in captions)
+    at.text_input(key="scores_item_id").input("q0").run()
     texts = _texts(at)
     assert f"claim {SCRIPT}" in texts
     assert f"quote: quoted {SCRIPT}" in texts

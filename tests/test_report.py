@@ -80,7 +80,7 @@ def test_quadrant_chart_draws_threshold_rules_and_cell_counts():
     rule_rows = [rows for rows in datasets.values() if rows and set(rows[0]) == {"x", "y"}]
     assert rule_rows == [[{"x": 0.8, "y": 0.6}]]
     labels = sorted(r["label"] for rows in datasets.values() for r in rows if "label" in r)
-    assert labels == ["n=0", "n=1", "n=1", "n=2"]
+    assert labels == ["n=0 (0.0%)", "n=1 (25.0%)", "n=1 (25.0%)", "n=2 (50.0%)"]  # shares of the 4 plotted
     scatter = [rows for rows in datasets.values() if rows and "id" in rows[0]][0]
     assert sorted(r["id"] for r in scatter) == ["a", "b", "c", "d"]  # the abstained item is not plotted
     assert len(_layers(spec)) == 4

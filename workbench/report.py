@@ -21,12 +21,15 @@ from workbench.types import QUADRANTS
 
 QUADRANT_COLORS: dict[str, str] = {
     "pass": "#2e7d32",
-    "faithful_irrelevant": "#f9a825",
-    "relevant_unfaithful": "#ef6c00",
+    "faithful_irrelevant": "#1565c0",
+    "relevant_unfaithful": "#8e24aa",
     "fail": "#c62828",
     "abstained": "#546e7a",
     "unscored": "#9e9e9e",
 }
+# Charts keep their natural size: ``width``/``height`` are the plot area, axes and legends are added
+# around it (Streamlit would otherwise squeeze the whole chart, labels included, into ``width``).
+NATURAL_SIZE = alt.AutoSizeParams(type="pad", contains="padding")
 CURVE_METRICS: tuple[str, ...] = ("kappa", "f1", "youden_j", "youden", "accuracy", "precision", "recall")
 
 # ---------------------------------------------------------------------------------------------
@@ -159,51 +162,74 @@ def _threshold_pair(thresholds: Any) -> tuple[float, float]:
     return float(thresholds.faithfulness), float(thresholds.answer_relevance)
 
 
-def quadrant_chart(items_df: pd.DataFrame, thresholds: Any) -> alt.LayerChart:
+def quadrant_chart(items_df: pd.DataFrame, thresholds: Any, *, jitter: float = 0.015) -> alt.LayerChart:
     """Scatter of faithfulness (x) against answer relevance (y), one point per scored item.
 
     Items with either score missing (abstained, unscored) are left out of the scatter; they
     are in ``quadrant_table``. Dashed rules mark the thresholds; each of the four cells is
-    labelled with how many plotted items fall in it (a score equal to the threshold passes,
-    as in the quadrant contract).
+    labelled with how many plotted items fall in it and their share of the plotted items (a score
+    equal to the threshold passes, as in the quadrant contract).
+
+    Scores pile up on a few values (faithfulness 0 and 1), so each point is drawn with a small
+    fixed jitter (up to ``jitter`` on each axis, the same for an id on every run) and partly
+    transparent: a dense spot reads darker. Tooltips and counts use the true scores.
 
     Args:
         items_df: ``items_frame`` output (needs ``id, faithfulness, answer_relevance, quadrant``).
         thresholds: a ``Thresholds``, the ``thresholds`` block of ``summary.json`` or a dict
             ``{"faithfulness": x, "answer_relevance": y}``.
+        jitter: the largest shift of a drawn point on each axis (0 draws true positions).
     """
     t_f, t_r = _threshold_pair(thresholds)
     points = items_df.dropna(subset=["faithfulness", "answer_relevance"]).copy()
+    offsets = points["id"].astype(str).map(_jitter_pair)
+    points["x_drawn"] = points["faithfulness"] + jitter * offsets.map(lambda o: o[0])
+    points["y_drawn"] = points["answer_relevance"] + jitter * offsets.map(lambda o: o[1])
     domain = [q for q in QUADRANT_COLORS]
     scale = alt.Scale(domain=domain, range=[QUADRANT_COLORS[q] for q in domain])
-    axis_scale = alt.Scale(domain=[0, 1])
+    axis_scale = alt.Scale(domain=[-0.03, 1.03], nice=False)
+    size = 60 if len(points) < 200 else 24
+    opacity = 0.8 if len(points) < 200 else 0.4
     scatter = (
         alt.Chart(points)
-        .mark_circle(size=70, opacity=0.75)
+        .mark_circle(size=size, opacity=opacity)
         .encode(
-            x=alt.X("faithfulness:Q", scale=axis_scale, title="faithfulness"),
-            y=alt.Y("answer_relevance:Q", scale=axis_scale, title="answer relevance"),
-            color=alt.Color("quadrant:N", scale=scale, title="quadrant"),
+            x=alt.X("x_drawn:Q", scale=axis_scale, title="faithfulness (share of claims supported)"),
+            y=alt.Y("y_drawn:Q", scale=axis_scale, title="answer relevance"),
+            color=alt.Color("quadrant:N", scale=scale, title=None,
+                            legend=alt.Legend(orient="bottom", columns=3, labelFontSize=12, symbolOpacity=1)),
             tooltip=["id:N", "quadrant:N", alt.Tooltip("faithfulness:Q", format=".2f"),
                      alt.Tooltip("answer_relevance:Q", format=".2f")],
         )
     )
     rules = pd.DataFrame({"x": [t_f], "y": [t_r]})
-    vrule = alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="#555").encode(x="x:Q")
-    hrule = alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="#555").encode(y="y:Q")
+    vrule = alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="#333").encode(x="x:Q")
+    hrule = alt.Chart(rules).mark_rule(strokeDash=[4, 4], color="#333").encode(y="y:Q")
     cells = quadrant_cell_counts(points, t_f, t_r)
     text = (
         alt.Chart(cells)
-        .mark_text(fontSize=14, fontWeight="bold", color="#222")
+        .mark_text(fontSize=14, fontWeight="bold", color="#111", stroke="white", strokeWidth=4, strokeOpacity=0.9)
         .encode(x="x:Q", y="y:Q", text="label:N")
     )
-    return alt.layer(scatter, vrule, hrule, text).properties(width=420, height=420, title="Quadrant")
+    text_fill = alt.Chart(cells).mark_text(fontSize=14, fontWeight="bold", color="#111").encode(
+        x="x:Q", y="y:Q", text="label:N")
+    return alt.layer(scatter, vrule, hrule, alt.layer(text, text_fill)).properties(
+        width=440, height=330, autosize=NATURAL_SIZE, title=f"Quadrant ({len(points)} scored items; points jittered)")
+
+
+def _jitter_pair(item_id: str) -> tuple[float, float]:
+    """Two offsets in [-1, 1] fixed by the id (a hash, not a random draw), for ``quadrant_chart``."""
+    import hashlib
+
+    digest = hashlib.blake2b(item_id.encode("utf-8"), digest_size=4).digest()
+    return (digest[0] * 256 + digest[1]) / 32767.5 - 1.0, (digest[2] * 256 + digest[3]) / 32767.5 - 1.0
 
 
 def quadrant_cell_counts(points: pd.DataFrame, t_f: float, t_r: float) -> pd.DataFrame:
     """Counts of scored items in the four threshold cells, with a label position for each.
 
-    A score at or above its threshold counts as passing. Columns: ``cell, count, x, y, label``.
+    A score at or above its threshold counts as passing. Columns: ``cell, count, x, y, label``;
+    the label is ``"n=47 (5.6%)"`` (share of the plotted items; ``"n=0"`` when nothing is plotted).
     """
     f_ok = points["faithfulness"] >= t_f
     r_ok = points["answer_relevance"] >= t_r
@@ -215,7 +241,8 @@ def quadrant_cell_counts(points: pd.DataFrame, t_f: float, t_r: float) -> pd.Dat
     ]
     rows = [{"cell": name, "count": int(mask.sum()), "x": x, "y": y} for name, mask, x, y in spec]
     frame = pd.DataFrame(rows, columns=["cell", "count", "x", "y"])
-    frame["label"] = frame["count"].map(lambda n: f"n={n}")
+    total = len(points)
+    frame["label"] = frame["count"].map(lambda n: f"n={n} ({100 * n / total:.1f}%)" if total else f"n={n}")
     return frame
 
 
@@ -315,57 +342,105 @@ def judges_table(report: Mapping[str, Any]) -> pd.DataFrame:
     )
 
 
-def ceiling_chart(report: Mapping[str, Any]) -> alt.Chart:
-    """Bars of each judge's kappa vs the human majority beside the human-human alpha, per task.
+def ceiling_chart(report: Mapping[str, Any]) -> alt.LayerChart:
+    """The human ceiling beside each judge, one row per task, each value with its 95% interval.
 
-    Missing values (``None``) are left out. One bar group per task; colour = who is measured.
+    Humans: Krippendorff's alpha among annotators (``human.alpha`` / ``alpha_ci``). Judges: Cohen's
+    kappa against the human majority (``kappa`` / ``kappa_ci``). Values lie in [-1, 1]; 0 is chance.
+    A value that is ``None`` (one annotator, one class) is drawn as the text ``n/a`` with its reason
+    instead of a point, so a missing ceiling never reads as 0.
     """
     rows = []
     for task, block in report.items():
         if not isinstance(block, Mapping) or not block:
             continue
-        alpha = (block.get("human") or {}).get("alpha")
-        if alpha is not None:
-            rows.append({"task": task, "who": "humans (alpha)", "value": float(alpha)})
+        human = block.get("human") or {}
+        alpha, ci = human.get("alpha"), human.get("alpha_ci") or [None, None]
+        one_rater = len(block.get("annotators") or []) < 2
+        rows.append({"task": task, "who": "humans: alpha", "value": alpha, "low": ci[0], "high": ci[1],
+                     "missing": None if alpha is not None else
+                     ("humans: n/a (one rater)" if one_rater else "humans: n/a")})
         for judge, j in (block.get("judges") or {}).items():
-            if j.get("kappa") is not None:
-                rows.append({"task": task, "who": f"judge {judge[:12]} (kappa)", "value": float(j["kappa"])})
-    frame = pd.DataFrame(rows, columns=["task", "who", "value"])
-    return (
-        alt.Chart(frame)
-        .mark_bar()
-        .encode(
-            x=alt.X("value:Q", scale=alt.Scale(domain=[-1, 1]), title="agreement"),
-            y=alt.Y("who:N", title=None),
-            color=alt.Color("who:N", legend=None),
-            row=alt.Row("task:N", title=None),
-            tooltip=["task:N", "who:N", alt.Tooltip("value:Q", format=".3f")],
-        )
-        .properties(width=380, title="Human ceiling beside judge agreement")
-    )
+            ci = j.get("kappa_ci") or [None, None]
+            rows.append({"task": task, "who": f"judge {judge}: kappa", "value": j.get("kappa"), "low": ci[0],
+                         "high": ci[1], "missing": None if j.get("kappa") is not None else "judge: n/a"})
+    frame = pd.DataFrame(rows, columns=["task", "who", "value", "low", "high", "missing"])
+    for column in ("value", "low", "high"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    frame["label"] = frame["value"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    tasks = list(dict.fromkeys(frame["task"]))
+    whos = list(dict.fromkeys(frame["who"]))
+    x = alt.X("value:Q", scale=alt.Scale(domain=[-1, 1]), title="agreement (0 = chance, 1 = perfect)")
+    y = alt.Y("task:N", sort=tasks, title=None, axis=alt.Axis(labelLimit=0, labelFontSize=12))
+    y_offset = alt.YOffset("who:N", sort=whos)
+    palette = ["#212121"] + ["#e65100", "#1565c0", "#2e7d32", "#6a1b9a", "#00838f"] * len(whos)
+    color = alt.Color("who:N", sort=whos, title=None, scale=alt.Scale(domain=whos, range=palette[:len(whos)]),
+                      legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0, labelFontSize=12))
+    base = alt.Chart(frame)
+    present = base.transform_filter("isValid(datum.value)")
+    bars = present.transform_filter("isValid(datum.low) && isValid(datum.high)").mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", scale=alt.Scale(domain=[-1, 1])), x2="high:Q", y=y, yOffset=y_offset, color=color)
+    dots = present.mark_circle(size=90, opacity=1).encode(
+        x=x, y=y, yOffset=y_offset, color=color,
+        tooltip=["task:N", "who:N", alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("low:Q", format=".2f"),
+                 alt.Tooltip("high:Q", format=".2f")])
+    values = present.mark_text(align="center", dy=-11, fontSize=11).encode(
+        x=x, y=y, yOffset=y_offset, text="label:N", color=alt.value("#222"))
+    missing = base.transform_filter("!isValid(datum.value)").mark_text(align="left", fontSize=11, color="#555").encode(
+        x=alt.value(6), y=y, yOffset=y_offset, text="missing:N")
+    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#999", strokeDash=[3, 3]).encode(x="x:Q")
+    height = max(80, len(tasks) * (12 + 26 * len(whos)))
+    return alt.layer(zero, bars, dots, values, missing).properties(
+        width=360, height=height, autosize=NATURAL_SIZE, title="Human ceiling beside judge agreement (95% intervals)")
 
 
-def confusion_heatmap(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, title: str | None = None) -> alt.LayerChart:
-    """Heatmap of a confusion matrix: rows = human labels, columns = judge labels (``labels`` order).
+def confusion_heatmap(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, title: str | None = None,
+                      subtitle: str | None = None, cell: int = 110) -> alt.LayerChart:
+    """A confusion matrix as a square grid: rows = human labels, columns = judge labels (``labels`` order).
 
-    Each cell shows its count. A matrix whose shape does not match ``labels`` raises ``ValueError``.
+    Each cell shows its count and, below it, the count's share of its row (``row``: of the units the
+    humans gave that label) and of its column (``col``: of the units the judge gave that label).
+    Shares of an empty row or column print as ``n/a``. Colour is the row share, so a good judge
+    shows a dark diagonal whatever the class balance.
+
+    Raises:
+        ValueError: ``matrix`` is not ``len(labels)`` x ``len(labels)``.
     """
     labels = [str(label) for label in labels]
     if len(matrix) != len(labels) or any(len(row) != len(labels) for row in matrix):
         raise ValueError(f"confusion matrix: expected {len(labels)}x{len(labels)} for labels {labels}, got {matrix!r}")
-    rows = [
-        {"human": labels[i], "judge": labels[j], "count": int(matrix[i][j])}
-        for i in range(len(labels))
-        for j in range(len(labels))
-    ]
-    frame = pd.DataFrame(rows, columns=["human", "judge", "count"])
+    row_sums = [sum(int(v) for v in row) for row in matrix]
+    col_sums = [sum(int(matrix[i][j]) for i in range(len(labels))) for j in range(len(labels))]
+
+    def share(count: int, total: int) -> str:
+        return "n/a" if total == 0 else f"{100 * count / total:.0f}%"
+
+    rows = []
+    for i in range(len(labels)):
+        for j in range(len(labels)):
+            count = int(matrix[i][j])
+            rows.append({"human": labels[i], "judge": labels[j], "count": count,
+                         "row_share": count / row_sums[i] if row_sums[i] else 0.0,
+                         "shares": f"row {share(count, row_sums[i])} · col {share(count, col_sums[j])}"})
+    frame = pd.DataFrame(rows, columns=["human", "judge", "count", "row_share", "shares"])
     base = alt.Chart(frame).encode(
-        x=alt.X("judge:N", sort=labels, title="judge"),
-        y=alt.Y("human:N", sort=labels, title="human (majority)"),
+        x=alt.X("judge:N", sort=labels, title="judge says",
+                axis=alt.Axis(labelAngle=0, labelLimit=0, orient="top", labelFontSize=12, titleFontSize=12)),
+        y=alt.Y("human:N", sort=labels, title="humans say (majority)",
+                axis=alt.Axis(labelLimit=0, labelFontSize=12, titleFontSize=12)),
     )
-    heat = base.mark_rect().encode(color=alt.Color("count:Q", scale=alt.Scale(scheme="blues"), title="count"))
-    text = base.mark_text(fontSize=14).encode(text="count:Q")
-    return alt.layer(heat, text).properties(width=220, height=220, title=title or "Confusion")
+    heat = base.mark_rect(stroke="white", strokeWidth=2).encode(
+        color=alt.Color("row_share:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), legend=None),
+        tooltip=["human:N", "judge:N", "count:Q", "shares:N"],
+    )
+    dark = alt.condition("datum.row_share > 0.55", alt.value("white"), alt.value("#111"))
+    count_text = base.mark_text(fontSize=20, fontWeight="bold", dy=-9).encode(text="count:Q", color=dark)
+    share_text = base.mark_text(fontSize=11, dy=13).encode(text="shares:N", color=dark)
+    side = cell * len(labels)
+    heading = alt.TitleParams(text=title or "Confusion", subtitle=subtitle or "", anchor="start",
+                              fontSize=13, subtitleFontSize=11, limit=0, subtitleColor="#555")
+    return alt.layer(heat, count_text, share_text).properties(width=side, height=side, title=heading,
+                                                              autosize=NATURAL_SIZE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,6 +456,9 @@ def threshold_curve(
     *,
     metrics: Sequence[str] = DEFAULT_CURVE_METRICS,
     title: str | None = None,
+    chosen_ci: Sequence[float | None] | None = None,
+    width: int = 440,
+    height: int = 260,
 ) -> alt.LayerChart:
     """Metrics vs threshold (kappa, F1, Youden's J, ...) with a rule at the chosen threshold.
 
@@ -389,6 +467,11 @@ def threshold_curve(
             (other columns are ignored; ``None``/``NaN`` values are dropped per metric).
         chosen: the selected threshold, or ``None`` (no rule drawn).
         metrics: which columns to draw (those present; default kappa, F1 and Youden's J).
+        chosen_ci: ``[low, high]`` of the threshold re-chosen on bootstrap resamples; drawn as a
+            shaded band when both ends are known.
+
+    The "chosen" label sits inside the plot, to the side of the rule with more room, so it is never
+    clipped at an edge.
 
     Raises:
         ValueError: ``sweep_df`` has no ``threshold`` column or none of ``metrics``.
@@ -405,34 +488,45 @@ def threshold_curve(
         .dropna(subset=["value"])
     )
     long["value"] = long["value"].astype(float)
+    palette = {"kappa": "#1565c0", "f1": "#2e7d32", "youden_j": "#e65100", "youden": "#e65100",
+               "accuracy": "#6a1b9a", "precision": "#00838f", "recall": "#ad1457"}
+    color = alt.Color("metric:N", sort=metrics, title=None, legend=alt.Legend(orient="bottom", labelFontSize=12),
+                      scale=alt.Scale(domain=metrics, range=[palette.get(m, "#555") for m in metrics]))
     lines = (
         alt.Chart(long)
         .mark_line()
         .encode(
-            x=alt.X("threshold:Q", scale=alt.Scale(domain=[0, 1]), title="threshold"),
-            y=alt.Y("value:Q", title="value"),
-            color=alt.Color("metric:N", sort=metrics),
+            x=alt.X("threshold:Q", scale=alt.Scale(domain=[0, 1]), title="threshold on the judge's score"),
+            y=alt.Y("value:Q", title="agreement with humans"),
+            color=color,
             tooltip=["metric:N", alt.Tooltip("threshold:Q", format=".3f"), alt.Tooltip("value:Q", format=".3f")],
         )
     )
     layers: list[alt.Chart] = [lines]
     if chosen is not None:
-        rule_df = pd.DataFrame({"threshold": [float(chosen)], "label": [f"chosen {float(chosen):.3f}"]})
+        chosen = float(chosen)
+        if chosen_ci and len(chosen_ci) == 2 and None not in chosen_ci:
+            band = pd.DataFrame({"low": [float(chosen_ci[0])], "high": [float(chosen_ci[1])]})
+            layers.insert(0, alt.Chart(band).mark_rect(color="#888", opacity=0.15).encode(x="low:Q", x2="high:Q"))
+        rule_df = pd.DataFrame({"threshold": [chosen], "label": [f"chosen {chosen:.3f}"]})
         layers.append(alt.Chart(rule_df).mark_rule(color="black", strokeDash=[4, 4]).encode(x="threshold:Q"))
+        right = chosen > 0.6  # label on the side with more room
         layers.append(
-            alt.Chart(rule_df).mark_text(align="left", dx=4, dy=-6, color="black").encode(
-                x="threshold:Q", y=alt.value(8), text="label:N"
+            alt.Chart(rule_df).mark_text(align="right" if right else "left", dx=-5 if right else 5, baseline="top",
+                                         color="black", fontSize=12).encode(
+                x="threshold:Q", y=alt.value(4), text="label:N"
             )
         )
-        at_chosen = long.assign(gap=(long["threshold"] - float(chosen)).abs())
+        at_chosen = long.assign(gap=(long["threshold"] - chosen).abs())
         if len(at_chosen):
             at_chosen = at_chosen.loc[at_chosen.groupby("metric")["gap"].idxmin()]
             layers.append(
                 alt.Chart(at_chosen).mark_point(filled=True, size=80).encode(
-                    x="threshold:Q", y="value:Q", color=alt.Color("metric:N", sort=metrics)
+                    x="threshold:Q", y="value:Q", color=color
                 )
             )
-    return alt.layer(*layers).properties(width=460, height=300, title=title or "Threshold sweep")
+    return alt.layer(*layers).properties(width=width, height=height, title=title or "Threshold sweep",
+                                         autosize=NATURAL_SIZE)
 
 
 _PREDICTED = ("predicted", "mean_score", "mean_predicted", "score", "bin_mean")
@@ -444,7 +538,8 @@ def _pick(columns: Iterable[str], names: Sequence[str]) -> str | None:
     return next((n for n in names if n in columns), None)
 
 
-def reliability_chart(df: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart:
+def reliability_chart(df: pd.DataFrame, *, title: str | None = None, width: int = 300,
+                      height: int = 240) -> alt.LayerChart:
     """Observed rate of the positive human label vs the judge's mean score per score bin.
 
     Args:
@@ -477,11 +572,14 @@ def reliability_chart(df: pd.DataFrame, *, title: str | None = None) -> alt.Laye
     )
     line = alt.Chart(frame).mark_line(point=True).encode(
         x=alt.X("predicted:Q", scale=axis, title="mean judge score in bin"),
-        y=alt.Y("observed:Q", scale=axis, title="observed rate of positive human label"),
+        y=alt.Y("observed:Q", scale=axis, title="share humans call positive"),
         tooltip=[alt.Tooltip("predicted:Q", format=".3f"), alt.Tooltip("observed:Q", format=".3f"), "n:Q"],
     )
-    sized = alt.Chart(frame).mark_circle().encode(x="predicted:Q", y="observed:Q", size=alt.Size("n:Q", title="n"))
-    return alt.layer(diag, line, sized).properties(width=360, height=360, title=title or "Reliability")
+    sized = alt.Chart(frame).mark_circle().encode(
+        x="predicted:Q", y="observed:Q",
+        size=alt.Size("n:Q", title="units in bin", legend=alt.Legend(orient="bottom", direction="horizontal")))
+    return alt.layer(diag, line, sized).properties(width=width, height=height, title=title or "Reliability",
+                                                   autosize=NATURAL_SIZE)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,132 @@
+"""Numbers as a reader sees them: percentages, rounded values and intervals (pure functions).
+
+Every page of the app shows numbers through these helpers, so nothing prints a raw float such as
+``0.05739008087303366``. ``None`` and ``NaN`` mean "not measured" and print as ``n/a`` (never 0).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+NA = "n/a"
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return True
+
+
+def num(value: Any, digits: int = 2) -> str:
+    """``value`` rounded to ``digits`` decimals (``0.746``), or ``"n/a"`` for ``None``/``NaN``.
+
+    An ``int`` prints as is; a float always shows ``digits`` decimals, so columns line up.
+    """
+    if _missing(value):
+        return NA
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    return f"{float(value):.{digits}f}"
+
+
+def pct(value: Any, digits: int = 1) -> str:
+    """A share in [0, 1] as a percentage (``0.0213`` -> ``"2.1%"``); ``None``/``NaN`` -> ``"n/a"``.
+
+    Shares below 0.1% that are not zero print as ``"<0.1%"`` (with ``digits=1``), so a rare event
+    never reads as none.
+    """
+    if _missing(value):
+        return NA
+    value = float(value)
+    smallest = 10 ** -digits
+    if 0 < 100 * value < smallest:
+        return f"<{smallest:.{digits}f}%"
+    return f"{100 * value:.{digits}f}%"
+
+
+def interval(ci: Sequence[Any] | None, digits: int = 2, *, percent: bool = False) -> str:
+    """``[low, high]`` as ``"[0.67, 0.81]"`` (or ``"[33.1, 39.6]%"`` with ``percent``); ``""`` when unknown."""
+    if not ci or len(ci) < 2 or _missing(ci[0]) or _missing(ci[1]):
+        return ""
+    if percent:
+        return f"[{100 * float(ci[0]):.{digits}f}, {100 * float(ci[1]):.{digits}f}]%"
+    return f"[{float(ci[0]):.{digits}f}, {float(ci[1]):.{digits}f}]"
+
+
+def with_interval(value: Any, ci: Sequence[Any] | None, digits: int = 2) -> str:
+    """``"0.75 [0.67, 0.81]"``; just the value when the interval is unknown; ``"n/a"`` without a value."""
+    text = num(value, digits)
+    bounds = interval(ci, digits)
+    return f"{text} {bounds}" if bounds and text != NA else text
+
+
+def pct_with_interval(value: Any, ci: Sequence[Any] | None, digits: int = 1) -> str:
+    """``"36.3% [33.1, 39.6]"`` (interval in percent); just the share when the interval is unknown."""
+    text = pct(value, digits)
+    if text == NA or not ci or len(ci) < 2 or _missing(ci[0]) or _missing(ci[1]):
+        return text
+    return f"{text} [{100 * float(ci[0]):.{digits}f}, {100 * float(ci[1]):.{digits}f}]"
+
+
+def pct_range(ci: Sequence[Any] | None, digits: int = 1) -> str:
+    """An interval of shares as ``"33.1–39.6%"``; ``""`` when unknown."""
+    if not ci or len(ci) < 2 or _missing(ci[0]) or _missing(ci[1]):
+        return ""
+    return f"{100 * float(ci[0]):.{digits}f}–{100 * float(ci[1]):.{digits}f}%"
+
+
+def rounded(obj: Any, digits: int = 4) -> Any:
+    """A copy of a JSON-like value with every float rounded to ``digits`` decimals (for ``st.json``).
+
+    ``NaN`` becomes ``None``; ints, strings and booleans are unchanged.
+    """
+    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
+        return obj
+    if isinstance(obj, float):
+        return None if math.isnan(obj) else round(obj, digits)
+    if isinstance(obj, Mapping):
+        return {k: rounded(v, digits) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [rounded(v, digits) for v in obj]
+    return obj
+
+
+def value_text(value: Any, digits: int = 3) -> str:
+    """Any table value as short text: floats (or strings holding a float) rounded, ``None`` -> ``"n/a"``."""
+    if value is None:
+        return NA
+    if isinstance(value, bool) or isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return num(value, digits)
+    if isinstance(value, str):
+        try:
+            parsed = float(value)
+        except ValueError:
+            return value
+        if "." in value and not math.isnan(parsed):
+            return num(parsed, digits)
+        return value
+    return str(value)
+
+
+def wilson_interval(successes: int, n: int, *, z: float = 1.96) -> tuple[float, float] | None:
+    """Wilson score interval for a proportion ``successes / n`` (95% with the default ``z``).
+
+    Compares nothing: it is the sampling interval of one observed share. ``n == 0`` gives ``None``.
+    Bounds lie in [0, 1]; with 0 or ``n`` successes the interval still has width (unlike the
+    normal approximation).
+    """
+    if n <= 0:
+        return None
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
