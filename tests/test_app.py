@@ -368,7 +368,7 @@ def test_calibration_needs_an_acknowledgement_to_write_a_flagged_threshold(store
     _labelled_and_judged(store_path)  # 24 units minus 4 ties = 20 scored units: below the minimum of 30
     at = _app(page="calibration")
     warning = [w.value for w in at.warning]
-    assert len(warning) == 1 and "Untrustworthy threshold" in warning[0] and "only 20 units" in warning[0]
+    assert len(warning) == 1 and "Untrustworthy threshold" in warning[0] and "only 20 unit" in warning[0]
     assert at.button(key="calib_apply").disabled  # nothing may be written without the acknowledgement
     target = tmp_path / "thresholds.json"
     at.checkbox(key="calib_ack_claim_support").check().run()
@@ -376,7 +376,7 @@ def test_calibration_needs_an_acknowledgement_to_write_a_flagged_threshold(store
     at.button(key="calib_apply").click().run()
     written = json.loads(target.read_text(encoding="utf-8"))
     assert written["claim_support"]["n"] == 20
-    assert "only 20 units" in written["notes"]["claim_support"]
+    assert "only 20 unit" in written["notes"]["claim_support"]
     assert "acknowledged" in written["notes"]["claim_support"]
 
 

@@ -11,12 +11,12 @@ from workbench.store import add_items, add_judgments, add_units, append_labels, 
 from workbench.types import EvalItem, Judgment, Label, Passage, Unit
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-N = 24
+N = 40  # above the 30-unit minimum, so a threshold can be applied without acknowledgement
 
 
 @pytest.fixture
 def store_path(tmp_path, monkeypatch) -> Path:
-    """24 claims (one per answer) labelled by ann1 and ann2 alike, and by a test account "robot"
+    """40 claims (one per answer) labelled by ann1 and ann2 alike, and by a test account "robot"
     that labels every claim "supported"; a judge whose score tracks the people's label."""
     path = tmp_path / "labels.db"
     db = open_db(path)
@@ -60,15 +60,15 @@ def test_agreement_page_counts_only_the_chosen_annotators(store_path):
     at = _app("agreement")
     chooser = at.multiselect(key="agree_annotators")
     assert chooser.options == ["ann1", "ann2", "robot"] and chooser.value == ["ann1", "ann2", "robot"]
-    before = _frame(at, "task", "annotators", "alpha")
-    assert before.loc[0, "annotators"] == "ann1, ann2, robot" and before.loc[0, "alpha"] < 0.9
+    before = _frame(at, "Task", "Annotators", "Human agreement (alpha)")
+    assert before.loc[0, "Annotators"] == "ann1, ann2, robot" and float(before.loc[0, "Human agreement (alpha)"]) < 0.9
     chooser.set_value(["ann1", "ann2"]).run()
     assert not at.exception
-    after = _frame(at, "task", "annotators", "alpha")
-    assert after.loc[0, "annotators"] == "ann1, ann2" and after.loc[0, "alpha"] == pytest.approx(1.0)
+    after = _frame(at, "Task", "Annotators", "Human agreement (alpha)")
+    assert after.loc[0, "Annotators"] == "ann1, ann2" and float(after.loc[0, "Human agreement (alpha)"]) == 1.0
     # without robot, the two people agree perfectly with each other and with the judge
-    judges = _frame(at, "judge", "kappa")
-    assert judges.loc[0, "kappa"] == pytest.approx(1.0)
+    judges = _frame(at, "Task", "Kappa vs humans")
+    assert float(judges.loc[0, "Kappa vs humans"]) == 1.0
 
 
 def test_calibration_page_records_the_chosen_annotators(store_path, tmp_path):

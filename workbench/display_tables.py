@@ -94,11 +94,22 @@ def human_summary(report: Mapping[str, Any]) -> pd.DataFrame:
             "Annotators": ", ".join(map(str, annotators)) or "none",
             "Human agreement (alpha)": alpha_text,
             "alpha 95% interval": interval(human.get("alpha_ci")) or "—",
-            "Pairwise kappa": ", ".join(f"{k.replace('|', ' & ')}: {num(v)}" for k, v in pairs.items()) or "—",
+            "Pairwise kappa": _pairwise_text(pairs, human.get("pairwise_summary")),
             "Sample note": _sample_note(human) or _sample_note(block),
         })
     return pd.DataFrame(rows, columns=["Task", "Units", "Labelled units", "Annotators", "Human agreement (alpha)",
                                        "alpha 95% interval", "Pairwise kappa", "Sample note"])
+
+
+def _pairwise_text(pairs: Mapping[str, Any], summary: Mapping[str, Any] | None, *, max_listed: int = 3) -> str:
+    """Annotator-pair kappas: each pair when there are at most ``max_listed``, else the summary
+    (mean, min, max over the pairs sharing enough units), so 40 raters do not fill a page."""
+    if len(pairs) <= max_listed or not summary:
+        return ", ".join(f"{k.replace('|', ' & ')}: {num(v)}" for k, v in pairs.items()) or "—"
+    if summary.get("mean") is None:
+        return f"{len(pairs)} pairs, none sharing {summary.get('min_overlap')}+ units"
+    return (f"mean {num(summary['mean'])} (min {num(summary['min'])}, max {num(summary['max'])}) over "
+            f"{summary['pairs_read']} of {summary['pairs']} pairs sharing {summary['min_overlap']}+ units")
 
 
 def judge_summary(report: Mapping[str, Any]) -> pd.DataFrame:
