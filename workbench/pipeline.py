@@ -16,6 +16,7 @@ from pathlib import Path
 from statistics import fmean
 
 from workbench.judges.base import Embedder, Judge, JudgeError, combined_usage, run_sync
+from workbench.limits import cap_claims
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations, cited_sentences
 from workbench.metrics.context import context_precision, context_recall
@@ -63,6 +64,9 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
 
     claims, ref_statements = await asyncio.gather(decompose(item.answer, "answer"),
                                                   decompose(item.reference, "reference"))
+    notes: list[str] = []  # recorded truncations (input limits), not failures
+    claims = cap_claims(claims, "answer", notes)
+    ref_statements = cap_claims(ref_statements, "reference", notes)
 
     async def guarded(name: str, coro, default=None):
         """One metric's calls: a judge failure is recorded under ``name``; the other metrics go on."""
@@ -142,6 +146,7 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         "correctness": correct.to_record() if correct else None,
         "diagnosis": diagnosis,
         "errors": errors,
+        "notes": notes,
         "_quotes": sum(1 for c in claim_records if c["quote"]),
         "_hallucinated": sum(1 for v in (claim_verdicts or ()) if v.quote_hallucinated),
         "_gold_ids": list(item.gold_context_ids or ()),
@@ -289,33 +294,7 @@ def write_outputs(out_dir: Path, records: Sequence[dict], summary: dict) -> None
     summary_tmp.replace(out_dir / "summary.json")
 
 
-def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT_CITATION_PATTERN) -> dict:
-    """Expected judge calls before spending anything, counted per kind.
-
-    Per item: 1 decompose, one verify per claim (claims estimated by sentence count), 1
-    reverse-questions, 1 refusal, one verify per citation, one context judgment per retrieved
-    passage; with a ``reference``, 1 more decompose, one verify per reference statement against
-    the passages (context recall) and one per claim and per statement for correctness (answer
-    vs reference, both ways). Plus one embedding request per item.
-    """
-    n = len(items)
-    claims = [len(split_sentences(i.answer)) for i in items]
-    statements = [len(split_sentences(i.reference)) if i.reference else 0 for i in items]
-    with_reference = [i.reference is not None and bool(i.reference.strip()) for i in items]
-    estimate = {
-        "items": n,
-        "decompose": n + sum(with_reference),
-        "verify_estimated": sum(claims),
-        "reverse_questions": n,
-        "refusal": n,
-        "citation_checks": sum(len(ids) for i in items for _, ids in cited_sentences(i.answer, pattern=citation_pattern)),
-        "context_judgments": sum(len(i.contexts) for i in items),
-        "context_recall_verify_estimated": sum(statements),
-        "correctness_verify_estimated": sum(c + s for c, s, r in zip(claims, statements, with_reference) if r),
-    }
-    estimate["chat_calls_estimated"] = sum(v for k, v in estimate.items() if k != "items")
-    estimate["embedding_calls"] = n
-    return estimate
+from workbench.estimate import estimate_calls  # noqa: E402,F401  (the dry-run estimate lives in estimate.py)
 
 
 def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,

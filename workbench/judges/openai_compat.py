@@ -31,10 +31,11 @@ import openai
 from workbench.config import JudgeConfig, default_cache_path
 from workbench.judges.base import JudgeError, fingerprint
 from workbench.judges.cache import JudgeCache, cache_key
-from workbench.judges.concurrency import AdaptiveLimiter, with_retries
+from workbench.judges.concurrency import AdaptiveLimiter, FirstCallGate, is_timeout, with_retries
 from workbench.judges.parsing import (
     ParseError,
     ParseResult,
+    TruncatedReply,
     parse_claims,
     parse_context_relevance,
     parse_lines,
@@ -55,8 +56,102 @@ EMBED_BATCH = 256
 TOP_LOGPROBS = 5
 
 
+# Completion budget per task: enough for a good answer in the prompt's format, and a bound on a
+# model that does not stop. Part of the fingerprint and the cache key (it can change a reply).
+MAX_TOKENS: dict[str, int] = {
+    "decompose": 512,            # ~25 claims of ~20 tokens
+    "verify": 256,               # a quote, an id, a boolean, one sentence
+    "reverse_questions": 160,    # a few one-line questions
+    "refusal": 48,               # {"refusal": false} (and some fencing)
+    "context_relevance": 128,    # a boolean and one sentence
+}
+VERIFY_BATCH_TOKENS = (128, 192, 4096)  # verify_batch: 128 + 192 per claim, at most 4096
+
+
+def max_tokens_for(task: str, n_claims: int = 1) -> int:
+    """The ``max_tokens`` of one call of ``task`` (``verify_batch`` grows with its claims)."""
+    if task == "verify_batch":
+        base, per_claim, cap = VERIFY_BATCH_TOKENS
+        return min(cap, base + per_claim * max(1, n_claims))
+    return MAX_TOKENS[task]
+
+
+# JSON schemas of the JSON tasks, sent as ``response_format`` when the endpoint takes one.
+_VERDICT = {"quote": {"type": "string"}, "passage_id": {"type": "string"}, "supported": {"type": "boolean"},
+            "reason": {"type": "string"}}
+
+
+def _object(properties: dict) -> dict:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+JSON_SCHEMAS: dict[str, dict] = {
+    "decompose": _object({"claims": {"type": "array", "items": {"type": "string"}}}),
+    "verify": _object(_VERDICT),
+    "verify_batch": _object({"verdicts": {"type": "array", "items": _object({"claim_index": {"type": "integer"},
+                                                                              **_VERDICT})}}),
+    "refusal": _object({"refusal": {"type": "boolean"}}),
+    "context_relevance": _object({"relevant": {"type": "boolean"}, "reason": {"type": "string"}}),
+}
+# How JSON is asked for, best first; the first the endpoint accepts is remembered (in the cache).
+RESPONSE_FORMATS = ("json_schema", "json_object", "plain")
+
+
+def response_format_body(mode: str, task: str) -> dict | None:
+    """The ``response_format`` request field for ``mode`` (``None`` for ``plain``)."""
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": task, "schema": JSON_SCHEMAS[task], "strict": True}}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
 class MissingCredentialsError(JudgeError):
     """No ``OPENAI_API_KEY`` and no self-hosted ``base_url`` to fall back on."""
+
+
+class EmbeddingsUnavailable(JudgeError):
+    """The endpoint has no ``/v1/embeddings`` (or not for this model); answer relevance cannot be
+    scored with it. Raised once per embedder from the endpoint's reply, then without calls."""
+
+
+class EndpointError(JudgeError):
+    """The endpoint cannot serve this run at all: the key is refused (401/403), the base URL or the
+    model is wrong (404), or nothing is listening. Raised by the first failing call and then by
+    every later call of the same judge without sending anything, so a run stops within seconds.
+    ``status`` is the HTTP status (``None`` for a connection failure).
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+FATAL_CAUSES = {
+    401: "the API key was refused: check OPENAI_API_KEY (a local server without keys accepts any)",
+    403: "the key has no access to this model or endpoint",
+    404: ("wrong base URL or unknown model: OPENAI_BASE_URL usually ends in /v1, and --model must be a "
+          "model the server serves (llama.cpp: any name; Ollama: `ollama list`; vLLM: the served model name)"),
+}
+
+
+def endpoint_failure(exc: BaseException, *, base_url: str, model: str, answered: bool) -> EndpointError | None:
+    """An ``EndpointError`` when ``exc`` means the endpoint cannot serve this run, else ``None``.
+
+    401, 403 and 404 always do. A connection failure does only before the endpoint ever
+    ``answered`` (later it is a transient fault and is retried).
+    """
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APIStatusError) and status in FATAL_CAUSES:
+        detail = " ".join(str(exc).split())[:160]
+        return EndpointError(f"{base_url} answered HTTP {status} for model {model!r} ({detail}); likely cause: "
+                             f"{FATAL_CAUSES[status]}", status)
+    if isinstance(exc, openai.APIConnectionError) and not is_timeout(exc) and not answered:
+        cause = exc.__cause__ or exc.__context__
+        detail = " ".join(str(cause or exc).split())[:160]
+        return EndpointError(f"cannot connect to {base_url} (model {model!r}): {detail}; likely cause: no server "
+                             "is listening there (not started yet, another port, or http vs https)")
+    return None
 
 
 def endpoint_host(base_url: str | None) -> str:
@@ -158,6 +253,8 @@ class _Ledger:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    timeouts: int = 0  # attempts that timed out (each also halves the in-flight limit)
+    truncated: int = 0  # replies cut off at max_tokens
     parse_problems: deque = field(default_factory=lambda: deque(maxlen=200))
 
     def usage(self) -> JudgeUsage:
@@ -174,8 +271,8 @@ class OpenAICompatJudge:
     """The LLM judge (satisfies ``workbench.judges.base.Judge``).
 
     Args:
-        config: model, base URL, temperature, seed, concurrency (``None`` = adaptive from 64),
-            timeout per call, max retries, cache use and path.
+        config: model, base URL, temperature, seed, concurrency (``None`` = adaptive, starting
+            at 1 call in flight), timeout per call, max retries, cache use and path.
         client: an ``openai.AsyncOpenAI`` to use instead of building one (tests, sharing).
         cache: a ``JudgeCache`` to use instead of the default path (ignored if ``use_cache`` is False).
         logprobs: request token logprobs on verify calls for a continuous score.
@@ -183,7 +280,17 @@ class OpenAICompatJudge:
         rng: random source for backoff jitter.
 
     ``usage().calls`` counts HTTP requests actually sent (retries included); ``cache_hits``
-    counts calls answered from the cache; ``failures`` counts calls that raised ``JudgeError``.
+    counts calls answered from the cache; ``failures`` counts calls that raised ``JudgeError``;
+    ``timeouts`` counts attempts that timed out.
+
+    Every call sets ``max_tokens`` (``max_tokens_for``); a reply cut off there is a named
+    failure. JSON tasks ask for JSON through ``response_format``: a JSON schema, else a JSON
+    object, else the plain prompt, whichever the endpoint accepts first (``response_format``
+    holds it once known; it is remembered in the cache per endpoint and model).
+
+    The first call goes alone. If it fails with 401, 403, 404 or a refused connection, ``fatal``
+    holds an ``EndpointError`` naming the base URL, the model and the likely cause, and every
+    later call raises it without sending anything.
     """
 
     backend = "openai"
@@ -212,6 +319,10 @@ class OpenAICompatJudge:
         self._rng = rng or random.Random()
         self._ledger = _Ledger()
         self._unsupported: set[str] = set()  # optional request params the endpoint rejected
+        self.base_url = str(self.client.base_url).rstrip("/")
+        self.fatal: EndpointError | None = None
+        self._gate = FirstCallGate()  # open once the endpoint answered with anything but 401/403/404
+        self.response_format: str | None = self._remembered_format()
         self.fingerprint = fingerprint(self.fingerprint_parts())
 
     # -- identity ----------------------------------------------------------------------------
@@ -219,44 +330,87 @@ class OpenAICompatJudge:
         return {"temperature": self.config.temperature, "seed": self.config.seed, "logprobs": self.logprobs}
 
     def fingerprint_parts(self) -> dict[str, Any]:
-        """What changes verdicts: backend, model, endpoint host, prompt hashes, decoding params."""
-        return {"backend": self.backend, "model": self.model, "host": self.host, "prompts": prompt_hashes(), **self._decoding()}
+        """What changes verdicts: backend, model, endpoint host, prompt hashes, decoding params
+        (``max_tokens`` per task included)."""
+        return {"backend": self.backend, "model": self.model, "host": self.host, "prompts": prompt_hashes(),
+                **self._decoding(), "max_tokens": {**MAX_TOKENS, "verify_batch": list(VERIFY_BATCH_TOKENS)}}
 
     def usage(self) -> JudgeUsage:
         return self._ledger.usage()
 
     @property
-    def parse_problems(self) -> list[tuple[str, str]]:
-        """``(task, problem)`` for values the parser could not use (most recent 200)."""
-        return list(self._ledger.parse_problems)
+    def timeouts(self) -> int:
+        """Attempts that timed out so far."""
+        return self._ledger.timeouts
 
-    # -- one call ----------------------------------------------------------------------------
-    async def _request(self, text: str, *, json_mode: bool, logprobs: bool,
-                       logprob_key: str = "supported") -> tuple[str, dict]:
+    @property
+    def truncated(self) -> int:
+        """Replies cut off at ``max_tokens`` so far."""
+        return self._ledger.truncated
+
+    # -- the endpoint: first-call gate and response format ----------------------------------------
+    def _format_key(self) -> str:
+        return cache_key({"kind": "response_format", "backend": self.backend, "base_url": self.base_url,
+                          "model": self.model})
+
+    def _remembered_format(self) -> str | None:
+        if self.cache is None:
+            return None
+        value = self.cache.get(self._format_key())
+        return value if value in RESPONSE_FORMATS else None
+
+    def _learn_format(self, mode: str) -> None:
+        if self.response_format == mode:
+            return
+        self.response_format = mode
+        log.info("endpoint %s (%s): JSON is requested as %s", self.base_url, self.model, mode)
+        if self.cache is not None:
+            self.cache.put(self._format_key(), mode)
+
+    async def _request(self, text: str, *, task: str, json_mode: bool, logprobs: bool,
+                       logprob_key: str = "supported", max_tokens: int) -> tuple[str, dict]:
+        """One chat request; returns ``(content, meta)`` with ``meta["response_format"]`` the mode used."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": text}],
             "temperature": self.config.temperature,
+            "max_tokens": max_tokens,
             "timeout": self.config.timeout,
         }
         if self.config.seed is not None:
             kwargs["seed"] = self.config.seed
-        if json_mode and "response_format" not in self._unsupported:
-            kwargs["response_format"] = {"type": "json_object"}
+        mode = (self.response_format or RESPONSE_FORMATS[0]) if json_mode else "plain"
         if logprobs and "logprobs" not in self._unsupported:
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         while True:
+            body = response_format_body(mode, task)
+            if body is None:
+                kwargs.pop("response_format", None)
+            else:
+                kwargs["response_format"] = body
             self._ledger.calls += 1
             try:
                 response = await client_for_running_loop(self.client).chat.completions.create(**kwargs)
                 break
-            except openai.BadRequestError as exc:
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                self._gate.open = True
+                if "response_format" in kwargs and self._rejects_format(exc, kwargs):
+                    mode = RESPONSE_FORMATS[RESPONSE_FORMATS.index(mode) + 1]
+                    log.warning("endpoint %s rejected response_format %s (%s); trying %s", self.host,
+                                kwargs["response_format"]["type"], " ".join(str(exc).split())[:120], mode)
+                    if mode == "plain" or self.response_format is not None:
+                        self._learn_format(mode)
+                    continue
                 if not self._drop_optional(exc, kwargs):
                     raise
+        self._gate.open = True
+        if json_mode:
+            self._learn_format(mode)
         usage = getattr(response, "usage", None)
         meta = {
             "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
             "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "response_format": mode,
         }
         self._ledger.prompt_tokens += meta["prompt_tokens"]
         self._ledger.completion_tokens += meta["completion_tokens"]
@@ -264,35 +418,51 @@ class OpenAICompatJudge:
             raise ParseError("reply has no choices", "")
         choice = response.choices[0]
         content = choice.message.content or ""
+        if getattr(choice, "finish_reason", None) == "length":
+            self._ledger.truncated += 1
+            raise TruncatedReply(max_tokens, content)
         if logprobs:
             meta["p_true"] = p_true_from_logprobs(getattr(choice, "logprobs", None), key=logprob_key)
         return content, meta
 
-    def _drop_optional(self, exc: openai.BadRequestError, kwargs: dict) -> bool:
-        """After a 400, drop one optional parameter the endpoint may not support; False if none left."""
+    @staticmethod
+    def _rejects_format(exc: openai.APIStatusError, kwargs: dict) -> bool:
+        """A 400/422 whose message names ``response_format`` (or a JSON schema / JSON object)."""
         message = str(exc).lower()
-        present = [p for p in ("response_format", "logprobs") if p in kwargs]
-        if not present:
+        return any(word in message for word in ("response_format", "response format", "json_schema", "schema",
+                                                "json_object"))
+
+    def _drop_optional(self, exc: openai.APIStatusError, kwargs: dict) -> bool:
+        """After a 400 naming logprobs, drop them for the rest of the run; False if that is not it."""
+        if "logprobs" not in kwargs or "logprob" not in str(exc).lower():
             return False
-        named = [p for p in present if p in message]
-        drop = named[0] if named else present[0]
-        kwargs.pop(drop, None)
-        if drop == "logprobs":
-            kwargs.pop("top_logprobs", None)
-        if drop not in self._unsupported:
-            log.warning("endpoint %s rejected %s (%s); continuing without it", self.host, drop, " ".join(str(exc).split())[:120])
-        self._unsupported.add(drop)
+        kwargs.pop("logprobs", None)
+        kwargs.pop("top_logprobs", None)
+        if "logprobs" not in self._unsupported:
+            log.warning("endpoint %s rejected logprobs (%s); continuing without them", self.host,
+                        " ".join(str(exc).split())[:120])
+        self._unsupported.add("logprobs")
         return True
 
-    def chat_cache_key(self, task: str, key_input: dict[str, Any], json_mode: bool) -> str:
+    def chat_cache_key(self, task: str, key_input: dict[str, Any], json_mode: bool, *,
+                       response_format: str | None = None, max_tokens: int | None = None) -> str:
         """The cache key of one chat request: named parts that change the reply, and the input.
 
+        Parts: backend, model, host, task, template hash, decoding (temperature, seed, logprobs),
+        ``max_tokens`` and how JSON was requested (``response_format``: the mode used, default the
+        endpoint's known mode, else the first tried). Never retries, timeouts or concurrency.
         The batch driver files its results under the same key, so both paths share one cache.
         """
+        if json_mode:
+            response_format = response_format or self.response_format or RESPONSE_FORMATS[0]
+        else:
+            response_format = "plain"
+        if max_tokens is None:
+            max_tokens = max_tokens_for(task, len(key_input.get("claims", ())) if task == "verify_batch" else 1)
         return cache_key({
             "backend": self.backend, "model": self.model, "host": self.host, "task": task,
-            "template": self.prompts[task].sha256, "decoding": self._decoding(), "json_mode": json_mode,
-            "input": key_input,
+            "template": self.prompts[task].sha256, "decoding": {**self._decoding(), "max_tokens": max_tokens},
+            "json_mode": json_mode, "response_format": response_format, "input": key_input,
         })
 
     def _from_cache(self, key: str, parse: Callable[[str], Any]) -> tuple[Any, dict] | None:
@@ -321,30 +491,52 @@ class OpenAICompatJudge:
         logprob_key: str = "supported",
     ) -> tuple[Any, dict]:
         prompt = self.prompts[task]
-        key = None
+        max_tokens = max_tokens_for(task, len(key_input.get("claims", ())) if task == "verify_batch" else 1)
         if self.cache is not None:
-            key = self.chat_cache_key(task, key_input, json_mode)
-            hit = self._from_cache(key, parse)
+            hit = self._from_cache(self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens), parse)
             if hit is not None:
                 return hit
         text = prompt.render(**fields)
 
         async def attempt() -> tuple[str, dict, Any]:
-            content, meta = await self._request(text, json_mode=json_mode, logprobs=logprobs, logprob_key=logprob_key)
+            try:
+                content, meta = await self._request(text, task=task, json_mode=json_mode, logprobs=logprobs,
+                                                    logprob_key=logprob_key, max_tokens=max_tokens)
+            except openai.APIError as exc:
+                fatal = endpoint_failure(exc, base_url=self.base_url, model=self.model, answered=self._gate.open)
+                if fatal is not None:
+                    self.fatal = self.fatal or fatal
+                    self._gate.closed_with = self.fatal
+                    raise self.fatal from exc
+                if not isinstance(exc, openai.APIConnectionError):
+                    self._gate.open = True  # a status error is an answer: the endpoint is there
+                raise
             return content, meta, parse(content)
 
+        def count(exc: BaseException) -> None:
+            if is_timeout(exc):
+                self._ledger.timeouts += 1
+
         try:
-            content, meta, parsed = await with_retries(
-                attempt, what=f"{task} ({self.model} @ {self.host})", max_retries=self.config.max_retries,
-                limiter=self.limiter, base_delay=self.retry_base_delay, max_delay=self.retry_max_delay, rng=self._rng,
-            )
+            first = await self._gate.enter()
+            try:
+                content, meta, parsed = await with_retries(
+                    attempt, what=f"{task} ({self.model} @ {self.host})", max_retries=self.config.max_retries,
+                    limiter=self.limiter, base_delay=self.retry_base_delay, max_delay=self.retry_max_delay,
+                    rng=self._rng, on_failure=count,
+                )
+            finally:
+                if first:
+                    self._gate.leave()
         except JudgeError:
             self._ledger.failures += 1
             raise
         if isinstance(parsed, ParseResult):
             self._ledger.parse_problems.extend((task, p) for p in parsed.problems)
-        if key is not None:
-            self.cache.put(key, content, meta)
+        if self.cache is not None:
+            key = self.chat_cache_key(task, key_input, json_mode, response_format=meta.get("response_format"),
+                                      max_tokens=max_tokens)
+            self.cache.put(key, content, {k: v for k, v in meta.items() if k != "response_format"})
         return parsed, meta
 
     # -- the Judge protocol ------------------------------------------------------------------
@@ -457,6 +649,8 @@ class OpenAICompatEmbedder:
         self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency)
         self.batch_size = max(1, min(batch_size, EMBED_BATCH))
         self.retry_base_delay = retry_base_delay
+        self.missing: EmbeddingsUnavailable | None = None  # the endpoint has no embeddings (asked once)
+        self._gate = FirstCallGate()
         self._ledger = _Ledger()
         self.fingerprint = fingerprint({"backend": "openai-embedding", "model": self.model, "host": self.host})
 
@@ -469,7 +663,20 @@ class OpenAICompatEmbedder:
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         async def attempt() -> list[list[float]]:
             self._ledger.calls += 1
-            response = await client_for_running_loop(self.client).embeddings.create(model=self.model, input=batch, timeout=self.config.timeout)
+            try:
+                response = await client_for_running_loop(self.client).embeddings.create(
+                    model=self.model, input=batch, timeout=self.config.timeout)
+            except openai.APIStatusError as exc:
+                if exc.status_code in (404, 405, 501) or (exc.status_code < 500 and "embedding" in str(exc).lower()):
+                    base_url = str(self.client.base_url).rstrip("/")
+                    self.missing = self.missing or EmbeddingsUnavailable(
+                        f"{base_url} has no /v1/embeddings for model {self.model!r} (HTTP {exc.status_code}: "
+                        f"{' '.join(str(exc).split())[:120]}); answer relevance needs embeddings: use "
+                        "--embedder offline (the bundled ones), or serve an embedding model there")
+                    self._gate.closed_with = self.missing
+                    raise self.missing from exc
+                raise
+            self._gate.open = True
             data = sorted(response.data, key=lambda d: d.index)
             if len(data) != len(batch):
                 raise JudgeError(f"embeddings: sent {len(batch)} texts, got {len(data)} vectors")
@@ -478,10 +685,15 @@ class OpenAICompatEmbedder:
             return [list(map(float, d.embedding)) for d in data]
 
         try:
-            return await with_retries(
-                attempt, what=f"embeddings ({self.model} @ {self.host})", max_retries=self.config.max_retries,
-                limiter=self.limiter, base_delay=self.retry_base_delay,
-            )
+            first = await self._gate.enter()  # the first request goes alone: a missing endpoint is asked once
+            try:
+                return await with_retries(
+                    attempt, what=f"embeddings ({self.model} @ {self.host})", max_retries=self.config.max_retries,
+                    limiter=self.limiter, base_delay=self.retry_base_delay,
+                )
+            finally:
+                if first:
+                    self._gate.leave()
         except JudgeError:
             self._ledger.failures += 1
             raise
