@@ -619,3 +619,15 @@ def test_one_slot_server_no_call_times_out_from_our_own_queueing(tmp_path):
     assert judge.timeouts == 0 and judge.usage().calls == 24  # no timeout, so no retry
     assert judge.limiter.peak_in_flight <= 3 and fake.max_active == 1
     assert elapsed < 24 * 0.25 * 1.6  # and the server was kept busy
+
+
+def test_limiter_keeps_headroom_under_the_timeout():
+    limiter = AdaptiveLimiter(window=4, timeout=10.0)
+    for _ in range(4):
+        limiter.on_success(2.0)
+    assert limiter.limit == 2  # slowest 2 s x 2 = 4 s <= half the timeout: grow
+    for _ in range(4):
+        limiter.on_success(2.6)  # flat (<= 1.3 x 2.0), but doubling to 4 would make it ~5.2 s > 5 s
+    assert limiter.limit == 2
+    limiter.on_success(7.0)  # one call took 70% of the timeout: back off before one times out
+    assert limiter.limit == 1 and limiter.history[-1] == ("near timeout", 1)

@@ -6,7 +6,9 @@ successes while latency stays flat ("slow start"), and after the first congestio
 adds one per flat window. Congestion signals halve it (once per epoch): a 429, a call that timed
 out, and latency that grows with the number in flight (a window's median latency above
 ``spike_factor`` x the baseline, the lowest recent window median). Between ``flat_factor`` and
-``spike_factor`` it holds. A server that processes one request at a time answers 2 calls in
+``spike_factor`` it holds. Knowing the call timeout, it also keeps headroom: it does not grow
+when the slowest call, scaled by the growth, would pass half the timeout, and halves when a
+call took more than 60% of it. A server that processes one request at a time answers 2 calls in
 flight with twice the latency of 1, so the limit settles at 1-2 and no call waits in the
 server's queue for long: it cannot time out because of the workbench's own queueing. The
 limit never goes below ``min_limit`` (1).
@@ -38,6 +40,8 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 DEFAULT_INITIAL_LIMIT = 1  # capacity unknown: start low, grow while latency stays flat
+NEAR_TIMEOUT = 0.6  # a success slower than this share of the timeout is a congestion signal
+GROW_HEADROOM = 0.5  # grow only if the slowest call, scaled by the growth, stays under this share
 BASELINE_DRIFT = 1.1  # the baseline (lowest window median) may rise 10% per window, so one lucky window cannot pin it
 
 
@@ -54,10 +58,16 @@ class AdaptiveLimiter:
         flat_factor: window median at or below ``flat_factor * baseline`` grows the limit
             (doubling until the first decrease, then by one).
         baseline_alpha: unused; kept so old callers still construct.
+        timeout: the per-call timeout, when known. Headroom rules keep calls well inside it: a
+            success slower than ``NEAR_TIMEOUT`` x timeout halves the limit (the next one might
+            time out), and the limit grows only while the window's slowest call, scaled by the
+            growth, stays under ``GROW_HEADROOM`` x timeout (on a server that queues, latency
+            grows in proportion to the calls in flight).
 
     The baseline is the lowest window median seen, allowed to rise by ``BASELINE_DRIFT`` per
     window (so it follows a server that got slower for good). ``history`` records every change as
-    ``(reason, new_limit)``; reasons are ``flat``, ``latency``, ``throttled`` and ``timeout``.
+    ``(reason, new_limit)``; reasons are ``flat``, ``latency``, ``near timeout``, ``throttled`` and
+    ``timeout``.
     """
 
     def __init__(
@@ -71,6 +81,7 @@ class AdaptiveLimiter:
         spike_factor: float = 1.8,
         flat_factor: float = 1.3,
         baseline_alpha: float = 0.2,
+        timeout: float | None = None,
     ) -> None:
         if fixed is not None and fixed < 1:
             raise ValueError(f"fixed concurrency must be >= 1, got {fixed}")
@@ -82,6 +93,7 @@ class AdaptiveLimiter:
         self.spike_factor = spike_factor
         self.flat_factor = flat_factor
         self.baseline_alpha = baseline_alpha
+        self.timeout = timeout
         self.baseline: float | None = None
         self.slow_start = True  # doubling until the first congestion signal
         self.in_flight = 0
@@ -159,24 +171,32 @@ class AdaptiveLimiter:
             return
         if epoch is not None and epoch < self.epoch:
             return  # measured under the old, higher limit
+        if self.timeout and latency > NEAR_TIMEOUT * self.timeout and self.limit > self.min_limit:
+            self._samples.clear()
+            self._set(self.limit // 2, "near timeout")
+            return
         self._samples.append(latency)
         window = self.window or max(4, self.limit)
         if len(self._samples) < window:
             return
         median = statistics.median(self._samples)
+        slowest = max(self._samples)
         self._samples.clear()
         if self.baseline is None:
             self.baseline = median
-            self._grow()
+            self._grow(slowest)
             return
         if median > self.spike_factor * self.baseline:
             self._set(self.limit // 2, "latency")
         elif median <= self.flat_factor * self.baseline:
-            self._grow()
+            self._grow(slowest)
         self.baseline = min(median, self.baseline * BASELINE_DRIFT)
 
-    def _grow(self) -> None:
-        self._set(self.limit * 2 if self.slow_start else self.limit + 1, "flat")
+    def _grow(self, slowest: float) -> None:
+        target = self.limit * 2 if self.slow_start else self.limit + 1
+        if self.timeout and slowest * target / self.limit > GROW_HEADROOM * self.timeout:
+            return  # no headroom: if the server queues, the slowest call would come near the timeout
+        self._set(target, "flat")
 
 
 class FirstCallGate:

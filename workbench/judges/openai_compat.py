@@ -111,7 +111,8 @@ class MissingCredentialsError(JudgeError):
 
 
 class EmbeddingsUnavailable(JudgeError):
-    """The endpoint has no ``/v1/embeddings`` (or not for this model); answer relevance cannot be
+    """The endpoint has no ``/v1/embeddings`` (or not for this model: llama.cpp started without
+    ``--embedding`` answers 500 "must be created with embedding=True"); answer relevance cannot be
     scored with it. Raised once per embedder from the endpoint's reply, then without calls."""
 
 
@@ -311,7 +312,7 @@ class OpenAICompatJudge:
         self.client = client if client is not None else make_client(self.config)
         self.host = endpoint_host(str(self.client.base_url))
         self.cache = _open_cache(self.config, cache)
-        self.limiter = AdaptiveLimiter(fixed=self.config.concurrency)
+        self.limiter = AdaptiveLimiter(fixed=self.config.concurrency, timeout=self.config.timeout)
         self.logprobs = logprobs
         self.prompts: dict[str, Prompt] = {name: load_prompt(name) for name in PROMPT_NAMES}
         self.retry_base_delay = retry_base_delay
@@ -392,7 +393,11 @@ class OpenAICompatJudge:
             try:
                 response = await client_for_running_loop(self.client).chat.completions.create(**kwargs)
                 break
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            except openai.APIStatusError as exc:
+                # a 400/422 (or a 500 from servers that report validation errors so, like
+                # llama-cpp-python) naming response_format or logprobs: fall back, remember
+                if exc.status_code not in (400, 422, 500) or exc.status_code in FATAL_CAUSES:
+                    raise
                 self._gate.open = True
                 if "response_format" in kwargs and self._rejects_format(exc, kwargs):
                     mode = RESPONSE_FORMATS[RESPONSE_FORMATS.index(mode) + 1]
@@ -646,7 +651,8 @@ class OpenAICompatEmbedder:
         self.client = client if client is not None else make_client(self.config)
         self.host = endpoint_host(str(self.client.base_url))
         self.cache = _open_cache(self.config, cache)
-        self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency)
+        self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency,
+                                                                           timeout=self.config.timeout)
         self.batch_size = max(1, min(batch_size, EMBED_BATCH))
         self.retry_base_delay = retry_base_delay
         self.missing: EmbeddingsUnavailable | None = None  # the endpoint has no embeddings (asked once)
@@ -667,7 +673,8 @@ class OpenAICompatEmbedder:
                 response = await client_for_running_loop(self.client).embeddings.create(
                     model=self.model, input=batch, timeout=self.config.timeout)
             except openai.APIStatusError as exc:
-                if exc.status_code in (404, 405, 501) or (exc.status_code < 500 and "embedding" in str(exc).lower()):
+                message = str(exc).lower()
+                if exc.status_code in (404, 405, 501) or (exc.status_code in (400, 422, 500) and "embedding" in message):
                     base_url = str(self.client.base_url).rstrip("/")
                     self.missing = self.missing or EmbeddingsUnavailable(
                         f"{base_url} has no /v1/embeddings for model {self.model!r} (HTTP {exc.status_code}: "
