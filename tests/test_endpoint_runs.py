@@ -48,7 +48,8 @@ def test_wrong_key_stops_after_one_call_naming_url_model_and_cause(fake_openai, 
     assert fake_openai.count() == 1  # the first call went alone; nothing else was spent
     assert fake_openai.base_url in result.output and "'judge-m'" in result.output
     assert "HTTP 401" in result.output and "OPENAI_API_KEY" in result.output
-    assert not (tmp_path / "run").exists() and seconds < 20
+    assert not (tmp_path / "run").exists()
+    assert time.monotonic() - fake_openai.requests[0].time < 10  # stopped within seconds of the first reply
     assert SECRET not in result.output
 
 
@@ -70,7 +71,7 @@ def test_nothing_listening_stops_within_seconds(tmp_path):
     result, seconds = score(tmp_path, url)
     assert result.exit_code == 3, result.output
     assert f"cannot connect to {url}" in result.output and "no server is listening" in result.output
-    assert seconds < 20 and not (tmp_path / "run").exists()
+    assert seconds < 60 and not (tmp_path / "run").exists()  # no retries with backoff (imports included)
 
 
 # -- too many failures: everything written, then exit 4; the table leads with it ---------------------------

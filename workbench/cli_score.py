@@ -232,8 +232,9 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
     Example: workbench score data/demo_rag.jsonl --corpus data/demo_corpus.jsonl --out runs/demo_rag
     """
     from workbench.dataset import DatasetError, load_corpus
+    from workbench.judges.base import JudgeError
     from workbench.judges.factory import build_judge
-    from workbench.pipeline import ScoreOptions, default_run_dir, estimate_calls, run_scoring
+    from workbench.pipeline import ScoreOptions, default_run_dir, run_scoring
 
     items = load_items_or_exit(evalset)
     if db_path is None:
@@ -243,21 +244,24 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
     elif not Path(db_path).is_file():
         echo_err(f"error: --db {db_path}: no such label store (create it with `workbench labels add`)")
         sys.exit(2)
+    try:
+        corpus_map = load_corpus(corpus) if corpus else None
+    except DatasetError as exc:
+        echo_err(f"error: {exc}")
+        sys.exit(2)
     if dry_run:
         from workbench.estimate import estimate_run
 
-        estimate = estimate_run(items, price_in=price_in, price_out=price_out)
+        resolved = JudgeConfig.from_env(backend=backend).backend
+        remote = embedder_backend == "openai" or (embedder_backend == "auto" and resolved == "openai")
+        estimate = estimate_run(items, price_in=price_in, price_out=price_out, remote_embeddings=remote,
+                                corpus=corpus_map)
         click.echo(json.dumps(estimate, indent=2) if as_json else
                    "\n".join(f"{k_:<32} {v}" for k_, v in estimate.items()))
         return
     try:
         thresholds = load_thresholds(thresholds_path)
     except ThresholdsError as exc:
-        echo_err(f"error: {exc}")
-        sys.exit(2)
-    try:
-        corpus_map = load_corpus(corpus) if corpus else None
-    except DatasetError as exc:
         echo_err(f"error: {exc}")
         sys.exit(2)
     config = JudgeConfig.from_env(backend=backend, model=model, embedding_model=embedding_model,
@@ -282,8 +286,11 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
     announce_judge(judge, embedder, thresholds)
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus_map,
                            items_in_flight=max(8, 2 * (concurrency or 32)))
-    records, summary = run_scoring(items, judge, embedder, options)
-    exit_if_endpoint_failed(judge)
+    try:
+        records, summary = run_scoring(items, judge, embedder, options)
+    except JudgeError:
+        exit_if_endpoint_failed(judge)
+        raise
     judge_details(summary["judge"], judge, price_in=price_in, price_out=price_out)
     _finish(Path(out_dir) if out_dir else default_run_dir(), records, summary, items=items, thresholds=thresholds,
             fingerprint=judge.fingerprint, db_path=db_path, as_json=as_json, max_failed=max_failed)

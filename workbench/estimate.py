@@ -113,12 +113,15 @@ def estimate_tokens(items: Sequence[EvalItem], *, citation_pattern: str = DEFAUL
 
 def estimate_run(items: Sequence[EvalItem], *, corpus: Mapping[str, Passage] | None = None,
                  price_in: float | None = None, price_out: float | None = None,
-                 citation_pattern: str = DEFAULT_CITATION_PATTERN) -> dict:
+                 citation_pattern: str = DEFAULT_CITATION_PATTERN, remote_embeddings: bool = True) -> dict:
     """Calls (``estimate_calls``), tokens (``estimate_tokens``) and, with a price per million
-    tokens, ``cost_estimated`` (typical replies) and ``cost_max`` (every reply at ``max_tokens``)."""
+    tokens, ``cost_estimated`` (typical replies) and ``cost_max`` (every reply at ``max_tokens``).
+    ``remote_embeddings=False`` (``--embedder offline``): no embedding requests."""
     from workbench.failures import estimate_cost
 
     out = estimate_calls(items, citation_pattern=citation_pattern, corpus=corpus)
+    if not remote_embeddings:
+        out["embedding_calls"] = 0
     tokens = estimate_tokens(items, citation_pattern=citation_pattern, corpus=corpus)
     out.update({f"{k}_estimated" if k != "completion_tokens_max" else k: v for k, v in tokens.items()})
     cost = estimate_cost(tokens["prompt_tokens"], tokens["completion_tokens"], price_in=price_in, price_out=price_out)

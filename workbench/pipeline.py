@@ -299,7 +299,11 @@ from workbench.estimate import estimate_calls  # noqa: E402,F401  (the dry-run e
 
 def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
                 *, progress: bool = True) -> tuple[list[dict], dict]:
-    """Sync wrapper: score ``items`` with a progress bar on stderr; returns ``(records, summary)``."""
+    """Sync wrapper: score ``items`` with a progress bar on stderr; returns ``(records, summary)``.
+
+    Raises the judge's ``fatal`` error (``judges.openai_compat.EndpointError``) when its endpoint
+    refused the first call (401/403/404, nothing listening): every item would be unscored.
+    """
     from tqdm import tqdm
 
     bar = tqdm(total=len(items), desc="scoring", unit="item", file=sys.stderr, disable=not progress)
@@ -307,6 +311,8 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
         records = run_sync(score_items(items, judge, embedder, options, on_item_done=lambda _: bar.update(1)))
     finally:
         bar.close()
+    if getattr(judge, "fatal", None) is not None:
+        raise judge.fatal  # the endpoint refused the first call (EndpointError): there is no result
     summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
                         fingerprint=judge.fingerprint, k=options.k)
     summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
