@@ -296,14 +296,14 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
             fingerprint=judge.fingerprint, db_path=db_path, as_json=as_json, max_failed=max_failed)
 
 
-def exit_if_endpoint_failed(judge) -> None:
-    """Exit 3 (nothing written) when the judge's first call found the endpoint unusable."""
+def exit_if_endpoint_failed(judge, *, outcome: str = "no item was judged; nothing written") -> None:
+    """Exit 3 when the judge's first call found the endpoint unusable (``outcome`` says what's left)."""
     from workbench.failures import EXIT_ENDPOINT
 
     fatal = getattr(judge, "fatal", None)
     if fatal is not None:
         echo_err(f"error: {fatal}")
-        echo_err(f"stopped: no item was judged; nothing written (exit code {EXIT_ENDPOINT})")
+        echo_err(f"stopped: {outcome} (exit code {EXIT_ENDPOINT})")
         sys.exit(EXIT_ENDPOINT)
 
 

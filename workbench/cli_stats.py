@@ -134,7 +134,7 @@ def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks,
     from workbench.cli_score import exit_if_endpoint_failed
     from workbench.failures import EXIT_TOO_MANY_FAILED
 
-    exit_if_endpoint_failed(judge_)
+    exit_if_endpoint_failed(judge_, outcome="no unit was judged; their failed judgments are asked again next run")
     click.echo(json.dumps(summary, indent=2) if as_json else format_judge_summary(summary))
     failures = summary.get("failures") or {}
     if failures.get("too_many"):

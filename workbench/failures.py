@@ -9,7 +9,7 @@ Exit codes of ``score`` and ``judge`` (also in the README and ``docs/local-model
 * ``0`` the run finished and at most ``--max-failed`` of its items (units) carry a judge failure;
 * ``2`` bad input (a file, an option);
 * ``3`` the endpoint cannot serve the run (401, 403, 404 or nothing listening on the first call);
-  nothing was written;
+  ``score`` writes nothing;
 * ``4`` more than ``--max-failed`` of the items (units) could not be judged; everything that
   could be judged was written first.
 """
