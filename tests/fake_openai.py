@@ -20,6 +20,12 @@ Scripting:
   asks for logprobs, token logprobs are returned where each boolean token written has this
   probability (the other boolean the rest).
 - ``requests``: every request received (path, JSON body, headers without Authorization, time).
+- Real-server behaviours: ``max_tokens`` is honoured (a longer reply is cut there, with
+  ``finish_reason: "length"``); ``response_formats`` = the ``response_format`` types accepted
+  (400 naming the field for others; ``reject_response_format`` rejects all); ``slots=1`` serves
+  one request at a time, each taking ``latency`` seconds (llama.cpp's default; ``max_active``
+  records the most ever served at once); ``models`` = the model names served (404 otherwise);
+  ``embeddings=False`` = no ``/v1/embeddings`` route (404).
 - Batch API (``/v1/files``, ``/v1/batches`` create/list/retrieve/cancel): uploads are kept in ``files``; a batch answers every
   line through the same route handlers as interactive calls (so results equal interactive replies)
   and completes after ``batch_polls_to_complete`` retrieves and ``batch_seconds_to_complete``
@@ -241,16 +247,28 @@ def _chat_completions(fake: "FakeOpenAI", request: RecordedRequest, content: str
     body = request.body if isinstance(request.body, dict) else {}
     if not body.get("model") or not isinstance(body.get("messages"), list):
         return error_reply(400, "'model' and 'messages' are required")
-    if fake.reject_response_format and "response_format" in body:
-        return error_reply(400, "response_format is not supported by this model")
+    if fake.models is not None and body["model"] not in fake.models:
+        return error_reply(404, f"The model `{body['model']}` does not exist", "not_found_error")
+    if "response_format" in body:
+        kind = (body["response_format"] or {}).get("type")
+        if fake.reject_response_format or kind not in fake.response_formats:
+            return error_reply(400, f"response_format type {kind!r} is not supported by this model")
     if fake.reject_logprobs and body.get("logprobs"):
         return error_reply(400, "logprobs are not supported by this model")
     if content is None:
         produced = fake.responder(body)
         content = produced if isinstance(produced, str) else json.dumps(produced)
     prompt_tokens = sum(len(_WORD.findall(str(m.get("content", "")))) for m in body["messages"])
-    completion_tokens = len(_WORD.findall(content)) or 1
-    choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+    finish_reason = "stop"
+    limit = body.get("max_tokens")
+    words = list(_WORD.finditer(content))
+    if isinstance(limit, int) and len(words) > limit:  # one word = one token here
+        content = content[: words[limit - 1].end()] if limit > 0 else ""
+        finish_reason = "length"
+    completion_tokens = min(len(words), limit if isinstance(limit, int) else len(words)) or 1
+    with fake._lock:
+        fake.finish_reasons.append(finish_reason)
+    choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": content}}
     choice["logprobs"] = fake_logprobs(content, fake.logprob_confidence) if body.get("logprobs") and fake.logprob_confidence is not None else None
     with fake._lock:
         fake._serial += 1
@@ -529,6 +547,11 @@ class FakeOpenAI:
         logprob_confidence: probability of each boolean token written; ``None`` = no logprobs.
         api_key: when set, requests without ``Authorization: Bearer <api_key>`` get a 401.
         reject_response_format / reject_logprobs: answer 400 to requests using them.
+        response_formats: ``response_format`` types accepted (others get a 400 naming the field).
+        slots: requests served at once (``None`` = unbounded); ``max_active`` = most seen.
+        models: model names served (``None`` = any); others get a 404.
+        embeddings: ``False`` removes ``/v1/embeddings`` (404, like a chat-only server).
+        finish_reasons: the ``finish_reason`` of every chat reply, in order.
         requests: every request received, in arrival order.
     """
 
@@ -552,6 +575,9 @@ class FakeOpenAI:
         embedding_dim: int = 32,
         host: str = "127.0.0.1",
         port: int = 0,
+        slots: int | None = None,
+        models: set[str] | None = None,
+        embeddings: bool = True,
     ) -> None:
         self.responder = responder or default_responder
         self.latency = latency
@@ -560,7 +586,16 @@ class FakeOpenAI:
         self.embedding_dim = embedding_dim
         self.reject_response_format = False
         self.reject_logprobs = False
+        self.response_formats = {"json_schema", "json_object", "text"}
+        self.models = models
+        self.slots = slots
+        self._slot_lock = threading.Semaphore(slots) if slots else None
+        self.active = 0
+        self.max_active = 0
+        self.finish_reasons: list[str] = []
         self.routes = dict(self.ROUTES)
+        if not embeddings:
+            del self.routes[("POST", EMBEDDINGS_PATH)]
         self.pattern_routes = list(self.PATTERN_ROUTES)
         # Batch API state and knobs (see the module docstring)
         self.files: dict[str, dict] = {}
@@ -629,6 +664,7 @@ class FakeOpenAI:
         with self._lock:
             self.requests.clear()
             self.faults.clear()
+            self.finish_reasons.clear()
 
     def _take_fault(self, path: str) -> Fault | None:
         with self._lock:
@@ -656,6 +692,20 @@ class FakeOpenAI:
         record = RecordedRequest(method, path, body, headers, time.monotonic(), fault.kind if fault else None)
         with self._lock:
             self.requests.append(record)
+        if self._slot_lock is not None:
+            with self._slot_lock:  # one at a time (per slot), like a llama.cpp server with -np 1
+                with self._lock:
+                    self.active += 1
+                    self.max_active = max(self.max_active, self.active)
+                try:
+                    self._serve(handler, method, path, record, fault)
+                finally:
+                    with self._lock:
+                        self.active -= 1
+            return
+        self._serve(handler, method, path, record, fault)
+
+    def _serve(self, handler: _Handler, method: str, path: str, record: RecordedRequest, fault: Fault | None) -> None:
         if self.latency:
             time.sleep(self.latency)
         if self.api_key is not None and handler.headers.get("Authorization") != f"Bearer {self.api_key}":

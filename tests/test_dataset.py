@@ -221,9 +221,32 @@ def test_five_megabyte_answer_loads(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     path.write_text(json.dumps({"id": "big", "question": "Q?", "answer": answer, "contexts": ["c"]}) + "\n",
                     encoding="utf-8")
-    [item] = load_eval_set(path)
+    [item] = load_eval_set(path, limits=None)  # the reader itself streams it...
     assert item.answer == answer
     assert item.contexts == (Passage("big#0", "c"),)
+    with pytest.raises(DatasetError) as exc:  # ...but by default it is over the documented answer limit
+        load_eval_set(path)
+    assert f"{path}:1: field 'answer': {len(answer):,} characters, above the limit of 20,000" in str(exc.value)
+
+
+def test_input_limits_name_line_and_field_and_claims_past_the_cap_are_noted(tmp_path: Path) -> None:
+    from workbench.limits import InputLimits, cap_claims
+
+    rows = [{"id": "ok", "question": "Q?", "answer": "A.", "contexts": ["c"]},
+            {"id": "many", "question": "Q?", "answer": "A.", "contexts": ["c"] * 201},
+            {"id": "long", "question": "Q?", "answer": "A.", "contexts": ["c", "x" * 20_001]}]
+    path = tmp_path / "limits.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(DatasetError) as exc:
+        load_eval_set(path)
+    text = str(exc.value)
+    assert f"{path}:2: field 'contexts': 201 passages, above the limit of 200" in text
+    assert f"{path}:3: field 'contexts[1]': 20,001 characters" in text and f"{path}:1" not in text
+    assert len(load_eval_set(path, limits=InputLimits(max_passages=300, max_passage_chars=30_000))) == 3
+    notes: list[str] = []
+    assert cap_claims([f"c{i}" for i in range(70)], "answer", notes) == [f"c{i}" for i in range(64)]
+    assert notes == ["answer: 70 claims, only the first 64 verified (input limit max_claims)"]
+    assert cap_claims(["a"], "answer", notes) == ["a"] and cap_claims(None, "answer", notes) is None and len(notes) == 1
 
 
 def test_missing_file_directory_and_unknown_extension(tmp_path: Path) -> None:
@@ -434,7 +457,7 @@ def test_csv_five_megabyte_cell(tmp_path: Path) -> None:
     answer = "x" * (5 * 1024 * 1024 + 7)
     path = tmp_path / "big.csv"
     path.write_text(_csv_text([["question", "answer", "contexts"], ["Q", answer, '["c"]']]), encoding="utf-8")
-    [item] = load_eval_set(path)
+    [item] = load_eval_set(path, limits=None)  # the CSV reader takes the cell; the answer limit is tested elsewhere
     assert item.answer == answer
 
 

@@ -88,11 +88,15 @@ def test_all_four_tasks_parse_and_send_the_right_requests(fake_openai):
     bodies = fake_openai.bodies()
     assert len(bodies) == 6 and all(b["model"] == "fake-model" and b["temperature"] == 0.0 for b in bodies)
     decompose_body, verify_body, _, reverse_body, refusal_body, _ = bodies
-    assert decompose_body["response_format"] == {"type": "json_object"} and "logprobs" not in decompose_body
-    assert verify_body["response_format"] == {"type": "json_object"}
+    assert decompose_body["response_format"]["type"] == "json_schema" and "logprobs" not in decompose_body
+    assert decompose_body["response_format"]["json_schema"]["schema"]["required"] == ["claims"]
+    assert verify_body["response_format"]["json_schema"]["name"] == "verify"
     assert verify_body["logprobs"] is True and verify_body["top_logprobs"] == 5
     assert "response_format" not in reverse_body and "logprobs" not in reverse_body
-    assert refusal_body["response_format"] == {"type": "json_object"}
+    assert refusal_body["response_format"]["json_schema"]["schema"]["properties"] == {"refusal": {"type": "boolean"}}
+    # every call is bounded, with the budget of its task
+    assert [b["max_tokens"] for b in bodies] == [512, 256, 256, 160, 48, 48]
+    assert judge.response_format == "json_schema"
     prompt = verify_body["messages"][-1]["content"]
     assert prompt.index('<passage id="p-1">') < prompt.index('<passage id="p-2">') < prompt.index("<claim>")
     assert prompt.rstrip().endswith("</claim>")
@@ -137,14 +141,17 @@ def test_rejected_response_format_and_logprobs_fall_back(fake_openai):
     assert verify(judge).supported is True
     assert verify(judge, "Monthly plans can be cancelled at any time.").supported is True
     bodies = fake_openai.bodies()
-    assert len(bodies) == 4  # two 400s on the first call, none after
+    assert len(bodies) == 5  # three 400s on the first call (schema, object, logprobs), none after
+    assert [b.get("response_format", {}).get("type") for b in bodies] == ["json_schema", "json_object", None, None, None]
     assert "response_format" not in bodies[-1] and "logprobs" not in bodies[-1]
+    assert judge.response_format == "plain"
 
 
 # -- retries ---------------------------------------------------------------------------------------
 def test_429_then_success_honours_retry_after_and_halves_limit(fake_openai):
     fake_openai.push_fault(Fault.rate_limit(retry_after=0.4))
     judge = make_judge(fake_openai)
+    judge.limiter = AdaptiveLimiter(initial=64)
     assert verify(judge).supported is True
     first, second = fake_openai.requests
     assert first.fault == "delay" or first.fault == "status"
@@ -175,9 +182,10 @@ def test_garbage_output_raises_judge_error_after_retries_and_is_not_cached(fake_
         verify(judge)
     assert "after 3 attempt(s)" in str(info.value) and "I think it is probably fine." in str(info.value)
     assert fake_openai.count() == 3 and judge.usage().failures == 1
-    assert len(judge.cache) == 0  # errors are never cached
+    assert len(judge.cache) == 1  # errors are never cached (the one entry: the endpoint's response format)
+    assert judge.cache.get(judge._format_key()) == "json_schema"
     assert verify(judge).supported is True  # the next call goes through and is cached
-    assert len(judge.cache) == 1 and fake_openai.count() == 4
+    assert len(judge.cache) == 2 and fake_openai.count() == 4
 
 
 def test_non_retryable_error_fails_at_once(fake_openai):
@@ -324,7 +332,8 @@ def test_300_concurrent_verify_calls_all_succeed(fake_openai):
     verdicts = run_sync(run_all())
     assert len(verdicts) == 300 and all(v.supported for v in verdicts)
     assert fake_openai.count(CHAT_PATH) == 300 and judge.usage().failures == 0
-    assert judge.limiter.peak_in_flight > 16  # really concurrent
+    assert judge.limiter.peak_in_flight >= 4  # started at 1 and grew: really concurrent
+    assert judge.limiter.history[0] == ("flat", 2)
     assert judge.limiter.in_flight == 0
 
 
@@ -352,24 +361,39 @@ def test_limiter_halves_on_throttle_once_per_epoch_and_never_below_one():
     assert limiter.history[:2] == [("throttled", 32), ("throttled", 16)]
 
 
-def test_limiter_grows_while_latency_is_flat_and_halves_on_a_spike():
-    limiter = AdaptiveLimiter(initial=8, window=4)
+def test_limiter_starts_at_one_doubles_while_flat_then_grows_by_one_and_halves_on_a_spike():
+    limiter = AdaptiveLimiter(window=4)
+    assert limiter.limit == 1  # capacity unknown: start low
     for _ in range(4):
         limiter.on_success(0.10)
-    assert limiter.limit == 9 and limiter.baseline == pytest.approx(0.10)
+    assert limiter.limit == 2 and limiter.baseline == pytest.approx(0.10)
     for _ in range(4):
-        limiter.on_success(0.12)  # within 1.3x of baseline: still flat
-    assert limiter.limit == 10
+        limiter.on_success(0.12)  # within 1.3x of baseline: flat, still slow start (doubling)
+    assert limiter.limit == 4
     for _ in range(4):
-        limiter.on_success(0.18)  # 1.3x..2x: hold
-    assert limiter.limit == 10
+        limiter.on_success(0.50)  # > 1.8x baseline: latency grew with the number in flight, halve
+    assert limiter.limit == 2 and limiter.history[-1] == ("latency", 2) and not limiter.slow_start
     for _ in range(4):
-        limiter.on_success(0.50)  # > 2x baseline: halve
-    assert limiter.limit == 5 and limiter.history[-1] == ("latency", 5)
+        limiter.on_success(0.11)  # flat again: now one at a time
+    assert limiter.limit == 3
+    for _ in range(4):
+        limiter.on_success(0.16)  # 1.3x..1.8x: hold
+    assert limiter.limit == 3
     stale = limiter.epoch - 1
     for _ in range(8):
         limiter.on_success(5.0, stale)  # measured before the decrease: ignored
-    assert limiter.limit == 5
+    assert limiter.limit == 3
+    limiter.on_throttle(limiter.epoch, "timeout")  # a timeout is a congestion signal like a 429
+    assert limiter.history[-1] == ("timeout", 1)
+
+
+def test_limiter_baseline_is_the_lowest_window_median_drifting_up_slowly():
+    limiter = AdaptiveLimiter(window=4)
+    for latency in (0.1, 0.1, 0.1, 0.1, 0.25, 0.25, 0.25, 0.25):
+        limiter.on_success(latency)
+    # a one-slot server: 2 in flight took 2.5x as long -> back to 1; the slow window did not raise
+    # the baseline to its own level (an EWMA would have), only by the 10% drift
+    assert limiter.limit == 1 and limiter.baseline == pytest.approx(0.11)
 
 
 def test_limiter_fixed_never_changes_and_bounds_admission():
@@ -419,7 +443,8 @@ def test_retry_helper_backoff_retry_after_and_give_up():
 
     limiter = AdaptiveLimiter(initial=8)
     result = asyncio.run(with_retries(attempt, what="t", max_retries=3, limiter=limiter, base_delay=1.0, sleep=fake_sleep, rng=random.Random(1)))
-    assert result == "ok" and limiter.limit == 4 and limiter.in_flight == 0
+    assert result == "ok" and limiter.limit == 2 and limiter.in_flight == 0  # the 429 and the timeout each halve
+    assert limiter.history == [("throttled", 4), ("timeout", 2)]
     assert sleeps[0] == 2.0 and 1.0 <= sleeps[1] <= 2.0  # Retry-After, then backoff d=2: d/2 + U(0, d/2)
 
     async def always_fails():
@@ -498,7 +523,7 @@ def test_killed_run_resumes_with_only_the_missing_calls(fake_openai, tmp_path):
 
     _run_worker(script, fake_openai, cache_path, n, kill_after=10)
     with JudgeCache(cache_path) as cache:
-        cached = len(cache)
+        cached = len(cache) - 1  # one entry is the endpoint's response format, not a reply
     assert 10 <= cached < n
     assert fake_openai.count() >= cached  # in-flight calls at the kill were sent but not cached
 
@@ -512,3 +537,97 @@ def test_killed_run_resumes_with_only_the_missing_calls(fake_openai, tmp_path):
     fake_openai.reset()
     lines = _run_worker(script, fake_openai, cache_path, n)
     assert fake_openai.count() == 0 and lines[-1] == f"usage 0 {n}"
+
+
+# -- real-endpoint behaviour: bounded replies, response formats, first-call gate, one-slot servers -------
+def test_reply_cut_off_at_max_tokens_is_a_named_failure_not_retried_not_cached(fake_openai, tmp_path):
+    fake_openai.responder = lambda request: "word " * 1000  # a model that does not stop
+    judge = make_judge(fake_openai, tmp_path / "cache.db", max_retries=3)
+    with pytest.raises(JudgeError) as info:
+        verify(judge)
+    message = str(info.value)
+    assert "TruncatedReply" in message and "cut off at the 256-token limit (finish_reason: length)" in message
+    assert fake_openai.count() == 1 and fake_openai.finish_reasons == ["length"]  # the same request would be cut again
+    assert judge.truncated == 1 and judge.usage().failures == 1
+    assert judge.usage().completion_tokens == 256
+    assert len(judge.cache) == 1  # only the endpoint's response format, never the cut reply
+
+
+def test_max_tokens_is_in_the_fingerprint_and_cache_key(fake_openai, tmp_path, monkeypatch):
+    from workbench.judges import openai_compat
+
+    base = make_judge(fake_openai, tmp_path / "cache.db")
+    verify(base)
+    monkeypatch.setitem(openai_compat.MAX_TOKENS, "verify", 300)
+    bigger = make_judge(fake_openai, tmp_path / "cache.db")
+    verify(bigger)
+    assert bigger.fingerprint != base.fingerprint and fake_openai.count() == 2
+    assert fake_openai.bodies()[-1]["max_tokens"] == 300
+
+
+def test_json_schema_falls_back_to_json_object_once_and_is_remembered_in_the_cache(fake_openai, tmp_path):
+    fake_openai.response_formats = {"json_object"}  # e.g. an older server
+    judge = make_judge(fake_openai, tmp_path / "cache.db")
+    assert judge.response_format is None  # not known yet
+    assert verify(judge).supported is True
+    assert run_sync(judge.is_refusal("I don't know.")) is True
+    types = [b["response_format"]["type"] for b in fake_openai.bodies()]
+    assert types == ["json_schema", "json_object", "json_object"]  # detected once
+    assert judge.response_format == "json_object"
+    fake_openai.reset()
+    again = make_judge(fake_openai, tmp_path / "cache.db")  # a later run on the same endpoint and model
+    assert again.response_format == "json_object"
+    assert verify(again).supported is True and fake_openai.count() == 0  # and its replies come from the cache
+    run_sync(again.decompose("Something new. Another thing."))
+    assert [b["response_format"]["type"] for b in fake_openai.bodies()] == ["json_object"]  # no 400 again
+
+
+def test_the_first_call_goes_alone_and_a_401_stops_every_other_call(fake_openai):
+    from workbench.judges.openai_compat import EndpointError
+
+    fake_openai.api_key = "sk-another"
+    judge = make_judge(fake_openai)
+
+    async def run_all():
+        return await asyncio.gather(*(judge.verify(f"Claim {i}.", PASSAGES) for i in range(30)),
+                                    return_exceptions=True)
+
+    results = run_sync(run_all())
+    assert all(isinstance(r, EndpointError) for r in results) and fake_openai.count() == 1
+    assert judge.fatal is results[0] and judge.fatal.status == 401
+    assert fake_openai.base_url in str(judge.fatal) and "'fake-model'" in str(judge.fatal)
+
+
+def test_a_503_first_proves_the_endpoint_is_there_and_later_calls_are_not_fatal(fake_openai):
+    fake_openai.push_fault(Fault.server_error(503), Fault.drop())
+    judge = make_judge(fake_openai)
+    assert verify(judge).supported is True and judge.fatal is None
+
+
+def test_one_slot_server_no_call_times_out_from_our_own_queueing(tmp_path):
+    # service time 0.25 s, one request at a time, timeout 1.0 s: 4 queued requests would time out
+    with FakeOpenAI(slots=1, latency=0.25) as fake:
+        judge = make_judge(fake, timeout=1.0)
+
+        async def run_all():
+            return await asyncio.gather(*(judge.verify(f"Annual plans renew, case {i}.", PASSAGES) for i in range(24)))
+
+        started = time.monotonic()
+        verdicts = run_sync(run_all())
+        elapsed = time.monotonic() - started
+    assert len(verdicts) == 24 and judge.usage().failures == 0
+    assert judge.timeouts == 0 and judge.usage().calls == 24  # no timeout, so no retry
+    assert judge.limiter.peak_in_flight <= 3 and fake.max_active == 1
+    assert elapsed < 24 * 0.25 * 1.6  # and the server was kept busy
+
+
+def test_limiter_keeps_headroom_under_the_timeout():
+    limiter = AdaptiveLimiter(window=4, timeout=10.0)
+    for _ in range(4):
+        limiter.on_success(2.0)
+    assert limiter.limit == 2  # slowest 2 s x 2 = 4 s <= half the timeout: grow
+    for _ in range(4):
+        limiter.on_success(2.6)  # flat (<= 1.3 x 2.0), but doubling to 4 would make it ~5.2 s > 5 s
+    assert limiter.limit == 2
+    limiter.on_success(7.0)  # one call took 70% of the timeout: back off before one times out
+    assert limiter.limit == 1 and limiter.history[-1] == ("near timeout", 1)

@@ -15,7 +15,7 @@ from typing import Any
 
 from workbench.batch_judge import CURRENT_ITEM, CacheOnlyEmbedder, CacheOnlyJudge, PendingRequest
 from workbench.judges.base import run_sync
-from workbench.judges.openai_compat import TOP_LOGPROBS
+from workbench.judges.openai_compat import RESPONSE_FORMATS, TOP_LOGPROBS, max_tokens_for, response_format_body
 from workbench.pipeline import ScoreOptions, score_item
 from workbench.types import EvalItem
 
@@ -57,8 +57,11 @@ def chat_body(request: PendingRequest, judge: CacheOnlyJudge, unsupported: Seque
                             "temperature": judge.config.temperature}
     if judge.config.seed is not None:
         body["seed"] = judge.config.seed
+    body["max_tokens"] = max_tokens_for(request.task)  # as interactive calls (part of the cache key)
     if request.json_mode and "response_format" not in unsupported:
-        body["response_format"] = {"type": "json_object"}
+        response_format = response_format_body(judge.response_format or RESPONSE_FORMATS[0], request.task)
+        if response_format is not None:
+            body["response_format"] = response_format
     if request.logprobs and "logprobs" not in unsupported:
         body.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
     return body

@@ -13,6 +13,10 @@ from workbench.config import JudgeConfig, ThresholdsError, load_thresholds
 
 def judge_options(func):
     """The judge flags shared by every command that runs a judge."""
+    func = click.option("--embedder", "embedder_backend", type=click.Choice(["auto", "offline", "openai"]),
+                        default="auto", show_default=True,
+                        help="Embeddings for answer relevance: the judge's backend (auto), the bundled offline "
+                             "embeddings (for an endpoint without /v1/embeddings), or the endpoint's.")(func)
     func = click.option("--embedding-model", default=None, help="Embedding model (env WORKBENCH_EMBEDDING_MODEL).")(func)
     func = click.option("--model", default=None, help="Judge model (env WORKBENCH_MODEL).")(func)
     func = click.option("--judge", "backend", type=click.Choice(["offline", "openai"]), default=None,
@@ -33,7 +37,24 @@ def format_summary(summary: dict) -> str:
         return "n/a" if x is None else f"{x:.3f}"
 
     th = summary["thresholds"]
-    lines = [f"items scored         {summary['n_items']}",
+    fails = summary.get("failures") or {}
+    by_metric = fails.get("by_metric") or {}
+
+    def unknown(metric: str, text: str, *, n_scored: int | None = None) -> str:
+        """``text`` with how many items a failed judge call left this metric unknown."""
+        k = by_metric.get(metric, 0)
+        if not k:
+            return text
+        if not n_scored:
+            return f"unknown (judge failed on {k} items)"
+        return f"{text}; unknown for {k} items (judge failed)"
+
+    lines = []
+    if fails.get("items_failed"):
+        over = " -- above --max-failed {:.1f}%, exit code 4".format(100 * fails["max_failed"]) if fails["too_many"] else ""
+        lines.append(f"UNSCORED             {fails['items_failed']} of {summary['n_items']} items carry a judge failure "
+                     f"({pct(fails['rate']).strip()}){over}; see 'errors' in items.jsonl")
+    lines += [f"items scored         {summary['n_items'] - fails.get('items_failed', 0)} of {summary['n_items']} fully",
              f"judge                {summary['judge']['fingerprint']}",
              f"thresholds           faithfulness {th['faithfulness']:.2f}, relevance {th['answer_relevance']:.2f}, "
              f"claim support {_claim_threshold(th)} ({th['source']})",
@@ -41,8 +62,10 @@ def format_summary(summary: dict) -> str:
     skipped = set(summary.get("metrics_skipped") or ())
     for key, label in (("faithfulness", "faithfulness"), ("answer_relevance", "answer relevance")):
         block = summary.get(key)
-        lines.append(f"{label:<20} " + ("skipped (--metrics)" if key in skipped else "not scored" if not block else
-                                          f"mean {num(block['mean'])}  pass {pct(block['pass_rate'])}  (n={block['n']})"))
+        lines.append(f"{label:<20} " + ("skipped (--metrics)" if key in skipped else
+                                          unknown(key, "not scored" if not block else
+                                                  f"mean {num(block['mean'])}  pass {pct(block['pass_rate'])}  (n={block['n']})",
+                                                  n_scored=block["n"] if block else 0)))
     ret = summary.get("retrieval")
     lines.append("retrieval            " + ("skipped (--metrics)" if "retrieval" in skipped else
                                           "not scored (no gold_context_ids)" if not ret else
@@ -61,14 +84,26 @@ def format_summary(summary: dict) -> str:
     if co:
         lines.append(f"correctness (e2e)    P {num(co['precision'])}  R {num(co['recall'])}  F1 {num(co['f1'])}  (n={co['n']})")
     ab = summary["abstention"]
-    lines.append("abstention           skipped (--metrics)" if ab is None else
-                 f"abstention           {pct(ab['abstention_rate'])} of {ab['unanswerable']} unanswerable  |  "
-                 f"false refusals {pct(ab['false_refusal_rate'])} of {ab['answerable']} answerable")
+    if ab is None:
+        lines.append("abstention           skipped (--metrics)")
+    else:
+        lines.append("abstention           " + unknown("abstention",
+                     f"{pct(ab['abstention_rate'])} of {ab['unanswerable']} unanswerable  |  "
+                     f"false refusals {pct(ab['false_refusal_rate'])} of {ab['answerable']} answerable",
+                     n_scored=(ab.get("unanswerable") or 0) + (ab.get("answerable") or 0)))
     cit = summary.get("citations")
-    lines.append("citations            " + ("skipped (--metrics)" if "citations" in skipped else
-                                          "none in answers" if not cit else
-                                          f"{cit['n']} cited: {cit['missing_from_corpus']} not in corpus, "
-                                          f"{cit['not_retrieved']} not retrieved, {cit['unsupported']} unsupported"))
+    cites_unknown = fails.get("citation_checks_unknown", 0)
+    if "citations" in skipped:
+        cit_text = "skipped (--metrics)"
+    elif cit and cites_unknown and cites_unknown == cit["n"]:
+        cit_text = f"{cit['n']} cited: support unknown for all (judge failed)"
+    elif cit:
+        cit_text = (f"{cit['n']} cited: {cit['missing_from_corpus']} not in corpus, {cit['not_retrieved']} not "
+                    f"retrieved, {cit['unsupported']} unsupported"
+                    + (f", {cites_unknown} unknown (judge failed)" if cites_unknown else ""))
+    else:
+        cit_text = unknown("citations", "none in answers")
+    lines.append("citations            " + cit_text)
     q = summary["quotes"]
     lines.append(f"judge quotes         {q['n']} given, {q['hallucinated']} not found in passages ({pct(q['rate'])})")
     lines.append("")
@@ -87,6 +122,13 @@ def format_summary(summary: dict) -> str:
     lines.append(f"judge calls {j['calls']}, cache hits {j['cache_hits']}, failures {j['failures']}, "
                  f"tokens {j['prompt_tokens']} prompt / {j['completion_tokens']} completion; "
                  f"items with errors {summary.get('errors', {}).get('items_with_errors', 0)}")
+    extra = [f"{name} {j[key]}" for key, name in (("timeouts", "timeouts"), ("truncated", "cut off at max_tokens"),
+                                                  ("response_format", "JSON requested as"))
+             if j.get(key) not in (None, 0)]
+    if j.get("cost") is not None:
+        extra.append(f"cost {j['cost']:.4f}")
+    if extra:
+        lines.append(", ".join(extra))
     return "\n".join(lines)
 
 
@@ -182,6 +224,13 @@ def load_items_or_exit(path: str):
 @click.option("--batch", is_flag=True, help="Use the OpenAI Batch API (openai judge only; resumable, see docs/batch.md).")
 @click.option("--batch-dry-run", is_flag=True, help="Write the first batch stage's files, print requests and tokens per stage; submit nothing.")
 @click.option("--k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Retrieval cutoff.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds one judge call may take before it is retried (a timeout also halves the calls in flight).")
+@click.option("--max-failed", type=click.FloatRange(0.0, 1.0), default=0.05, show_default=True,
+              help="Largest share of items a judge failure may leave unscored; above it the run exits 4 "
+                   "(after writing everything).")
+@click.option("--price-in", type=click.FloatRange(min=0), default=None, help="Price per million prompt tokens (cost estimate).")
+@click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Price per million completion tokens.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
               help="Label store for corrected rates (default: WORKBENCH_DB or labels/workbench.db if it exists).")
@@ -189,20 +238,25 @@ def load_items_or_exit(path: str):
 @click.option("--metrics", "metrics_text", default="all", show_default=True,
               help="Comma-separated metrics to compute (faithfulness, answer_relevance, abstention, citations, "
                    "context_precision, context_recall, correctness, retrieval); the others make no calls and are null.")
-def score(evalset, corpus, backend, model, embedding_model, thresholds_path, concurrency, out_dir, no_cache,
-          dry_run, batch, k, as_json, db_path, batch_dry_run=False, annotators=(), exclude_annotators=(),
-          metrics_text="all"):
+def score(evalset, corpus, backend, model, embedding_model, embedder_backend, thresholds_path, concurrency, out_dir,
+          no_cache, dry_run, batch, k, as_json, db_path, batch_dry_run=False, timeout=60.0, max_failed=0.05,
+          price_in=None, price_out=None, annotators=(), exclude_annotators=(), metrics_text="all"):
     """Score an eval set end to end: retrieval, faithfulness, relevance, abstention, citations, quadrant.
 
     Writes items.jsonl and summary.json into --out. With a label store (--db, or the default
     store when it exists) summary.json also gets `corrected`: the judge's pass, abstention and
     false-refusal rates corrected for its errors measured on human labels (Rogan-Gladen, PPI).
 
+    Exit codes: 0 done; 2 bad input; 3 the endpoint refused the first call (401/403/404, or
+    nothing listening), nothing written; 4 more than --max-failed of the items carry a judge
+    failure (everything is written first). See docs/local-models.md for local servers.
+
     Example: workbench score data/demo_rag.jsonl --corpus data/demo_corpus.jsonl --out runs/demo_rag
     """
     from workbench.dataset import DatasetError, load_corpus
+    from workbench.judges.base import JudgeError
     from workbench.judges.factory import build_judge
-    from workbench.pipeline import ScoreOptions, default_run_dir, estimate_calls, parse_metrics, run_scoring
+    from workbench.pipeline import ScoreOptions, default_run_dir, parse_metrics, run_scoring
 
     try:
         metrics = parse_metrics(metrics_text)
@@ -218,8 +272,18 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
         echo_err(f"error: --db {db_path}: no such label store (create it with `workbench labels add`)")
         sys.exit(2)
     chosen = annotators_for_store(db_path, annotators, exclude_annotators)
+    try:
+        corpus_map = load_corpus(corpus) if corpus else None
+    except DatasetError as exc:
+        echo_err(f"error: {exc}")
+        sys.exit(2)
     if dry_run:
-        estimate = estimate_calls(items, metrics=metrics)
+        from workbench.estimate import estimate_run
+
+        resolved = JudgeConfig.from_env(backend=backend).backend
+        remote = embedder_backend == "openai" or (embedder_backend == "auto" and resolved == "openai")
+        estimate = estimate_run(items, price_in=price_in, price_out=price_out, remote_embeddings=remote,
+                                corpus=corpus_map, metrics=metrics)
         click.echo(json.dumps(estimate, indent=2) if as_json else
                    "\n".join(f"{k_:<32} {v}" for k_, v in estimate.items()))
         return
@@ -228,13 +292,8 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
     except ThresholdsError as exc:
         echo_err(f"error: {exc}")
         sys.exit(2)
-    try:
-        corpus_map = load_corpus(corpus) if corpus else None
-    except DatasetError as exc:
-        echo_err(f"error: {exc}")
-        sys.exit(2)
     config = JudgeConfig.from_env(backend=backend, model=model, embedding_model=embedding_model,
-                                  concurrency=concurrency, use_cache=not no_cache)
+                                  concurrency=concurrency, use_cache=not no_cache, timeout=timeout)
     if batch or batch_dry_run:
         from workbench.batch_cli import score_with_batch
 
@@ -244,24 +303,56 @@ def score(evalset, corpus, backend, model, embedding_model, thresholds_path, con
             return
         records, summary, fingerprint, out = result
         _finish(out, records, summary, items=items, thresholds=thresholds, fingerprint=fingerprint,
-                db_path=db_path, as_json=as_json, annotators=chosen)
+                db_path=db_path, as_json=as_json, annotators=chosen, max_failed=max_failed)
         return
     try:
-        judge, embedder = build_judge(config)
+        judge, embedder = (build_judge(config) if embedder_backend == "auto"
+                           else build_judge(config, embedder=embedder_backend))
     except (ValueError, RuntimeError) as exc:
         echo_err(f"error: {exc}")
         sys.exit(2)
     announce_judge(judge, embedder, thresholds)
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus_map,
                            items_in_flight=max(8, 2 * (concurrency or 32)), metrics=metrics)
-    records, summary = run_scoring(items, judge, embedder, options)
+    try:
+        records, summary = run_scoring(items, judge, embedder, options)
+    except JudgeError:
+        exit_if_endpoint_failed(judge)
+        raise
+    judge_details(summary["judge"], judge, price_in=price_in, price_out=price_out)
     _finish(Path(out_dir) if out_dir else default_run_dir(), records, summary, items=items, thresholds=thresholds,
-            fingerprint=judge.fingerprint, db_path=db_path, as_json=as_json, annotators=chosen)
+            fingerprint=judge.fingerprint, db_path=db_path, as_json=as_json, max_failed=max_failed,
+            annotators=chosen)
+
+
+def exit_if_endpoint_failed(judge, *, outcome: str = "no item was judged; nothing written") -> None:
+    """Exit 3 when the judge's first call found the endpoint unusable (``outcome`` says what's left)."""
+    from workbench.failures import EXIT_ENDPOINT
+
+    fatal = getattr(judge, "fatal", None)
+    if fatal is not None:
+        echo_err(f"error: {fatal}")
+        echo_err(f"stopped: {outcome} (exit code {EXIT_ENDPOINT})")
+        sys.exit(EXIT_ENDPOINT)
+
+
+def judge_details(block: dict, judge, *, price_in=None, price_out=None) -> None:
+    """Add what a remote judge knows about its endpoint to ``summary["judge"]`` (new fields)."""
+    from workbench.failures import estimate_cost
+
+    for name in ("timeouts", "truncated", "response_format"):
+        if hasattr(judge, name):
+            block[name] = getattr(judge, name)
+    cost = estimate_cost(block.get("prompt_tokens", 0), block.get("completion_tokens", 0),
+                         price_in=price_in, price_out=price_out)
+    if cost is not None:
+        block["cost"] = cost
 
 
 def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool,
-            annotators=None) -> None:
-    """The end shared by interactive and batch runs: corrected rates, outputs, the table."""
+            max_failed: float = 0.05, annotators=None) -> None:
+    """The end shared by interactive and batch runs: corrected rates, outputs, the table, the exit code."""
+    from workbench.failures import EXIT_TOO_MANY_FAILED, failure_summary
     from workbench.pipeline import write_outputs
 
     from workbench.placeholders import no_signal_warnings
@@ -271,11 +362,19 @@ def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint
     warnings, checks = no_signal_warnings(summary, db_path, fingerprint)
     if checks is not None:
         summary["calibration_check"] = checks
+    summary["failures"] = failure_summary(records, max_failed=max_failed)
+    if summary.get("citations"):
+        summary["citations"]["unknown"] = summary["failures"]["citation_checks_unknown"]
     write_outputs(out, records, summary)
     click.echo(json.dumps(summary, indent=2) if as_json else format_summary(summary))
     for line in warnings:
         echo_err(line)
     echo_err(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}")
+    if summary["failures"]["too_many"]:
+        f = summary["failures"]
+        echo_err(f"error: {f['items_failed']} of {f['items']} items carry a judge failure ({100 * f['rate']:.1f}% > "
+                 f"--max-failed {100 * max_failed:.1f}%); exit code {EXIT_TOO_MANY_FAILED}")
+        sys.exit(EXIT_TOO_MANY_FAILED)
 
 
 def _corrected_or_none(db_path, records, items, thresholds, fingerprint, annotators=None):

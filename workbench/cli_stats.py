@@ -48,7 +48,12 @@ def _ci(ci) -> str:
 
 def format_judge_summary(summary: dict) -> str:
     """A readable table of ``run_judges``'s result."""
-    lines = [f"judge        {summary['judge']}  (embedder: {summary.get('embedder')})",
+    failures = summary.get("failures") or {}
+    lines = []
+    if failures.get("units_failed"):
+        lines.append(f"FAILED       {failures['units_failed']} of {failures['units']} units got an error "
+                     f"({100 * failures['rate']:.1f}%{', above --max-failed: exit code 4' if failures['too_many'] else ''})")
+    lines += [f"judge        {summary['judge']}  (embedder: {summary.get('embedder')})",
              f"verify mode  {summary['verify_mode']}, repeats {summary['repeats']}",
              f"units        {summary['units']}: asked {summary['asked']}, already judged {summary['skipped']}",
              "",
@@ -88,12 +93,21 @@ def format_judge_summary(summary: dict) -> str:
               help="Only these tasks (repeatable; default all).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Fixed cap on judge calls in flight.")
 @click.option("--no-cache", is_flag=True, help="Bypass the judge call cache.")
+@click.option("--embedder", "embedder_backend", type=click.Choice(["auto", "offline", "openai"]), default="auto",
+              show_default=True, help="Embeddings for answer relevance (offline: the bundled ones).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds one judge call may take before it is retried.")
+@click.option("--max-failed", type=click.FloatRange(0.0, 1.0), default=0.05, show_default=True,
+              help="Largest share of units that may end with an error; above it the command exits 4 (after storing).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
-def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks, concurrency, no_cache, as_json):
+def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks, concurrency, no_cache, as_json,
+          embedder_backend="auto", timeout=60.0, max_failed=0.05):
     """Run a judge over every unit in the label store and keep its verdicts.
 
     Stores one judgment per unit and repeat with the judge fingerprint and its continuous score;
-    units this judge already answered are skipped, so an interrupted run resumes.
+    units this judge already answered are skipped, so an interrupted run resumes. Exit codes:
+    3 the endpoint refused the first call (nothing stored), 4 more than --max-failed of the
+    units got an error (after storing every judgment).
 
     Example: workbench judge --db labels/workbench.db --judge offline --repeats 2
     """
@@ -102,20 +116,31 @@ def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks,
 
     db = _open(db_path)
     config = JudgeConfig.from_env(backend=backend, model=model, embedding_model=embedding_model,
-                                  concurrency=concurrency, use_cache=not no_cache, verify_mode=verify_mode)
+                                  concurrency=concurrency, use_cache=not no_cache, verify_mode=verify_mode,
+                                  timeout=timeout)
     try:
-        judge_, embedder = factory.build_judge(config)
+        judge_, embedder = (factory.build_judge(config) if embedder_backend == "auto"
+                            else factory.build_judge(config, embedder=embedder_backend))
     except (ValueError, RuntimeError, ImportError) as exc:
         _err(f"error: cannot build the {config.backend} judge: {exc}")
         sys.exit(2)
     _err(f"judge: {judge_.fingerprint}  (embedder: {getattr(embedder, 'fingerprint', '?')})")
     try:
         summary = run_judges(db, config, repeats=repeats, verify_mode=verify_mode, tasks=list(tasks) or None,
-                             judge=judge_, embedder=embedder)
+                             judge=judge_, embedder=embedder, max_failed=max_failed)
     except BatchedModeUnsupported as exc:
         _err(f"error: {exc}")
         sys.exit(2)
+    from workbench.cli_score import exit_if_endpoint_failed
+    from workbench.failures import EXIT_TOO_MANY_FAILED
+
+    exit_if_endpoint_failed(judge_, outcome="no unit was judged; their failed judgments are asked again next run")
     click.echo(json.dumps(summary, indent=2) if as_json else format_judge_summary(summary))
+    failures = summary.get("failures") or {}
+    if failures.get("too_many"):
+        _err(f"error: {failures['units_failed']} of {failures['units']} units got an error "
+             f"({100 * failures['rate']:.1f}% > --max-failed {100 * max_failed:.1f}%); exit code {EXIT_TOO_MANY_FAILED}")
+        sys.exit(EXIT_TOO_MANY_FAILED)
 
 
 # ------------------------------------------------------------------------------------------

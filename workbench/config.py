@@ -2,7 +2,7 @@
 
 Environment: ``WORKBENCH_HOME`` (project root for relative defaults), ``WORKBENCH_DB`` (label
 store), ``WORKBENCH_JUDGE`` (``offline`` | ``openai``), ``WORKBENCH_MODEL``,
-``WORKBENCH_EMBEDDING_MODEL``; the OpenAI client reads ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``
+``WORKBENCH_EMBEDDING_MODEL``, ``WORKBENCH_TIMEOUT`` (seconds per judge call); the OpenAI client reads ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``
 itself. API keys are never stored in a ``JudgeConfig``.
 """
 from __future__ import annotations
@@ -60,6 +60,8 @@ class JudgeConfig:
             "embedding_model": os.environ.get("WORKBENCH_EMBEDDING_MODEL"),
             "base_url": os.environ.get("OPENAI_BASE_URL"),
         }
+        if os.environ.get("WORKBENCH_TIMEOUT"):  # seconds per judge call (slow local servers)
+            values["timeout"] = float(os.environ["WORKBENCH_TIMEOUT"])
         values.update({k: v for k, v in overrides.items() if v is not None})
         return JudgeConfig(**values)
 

@@ -640,7 +640,8 @@ def _raise_csv_limit() -> None:
 
 
 def load_eval_set(path: str | Path, *,
-                  citation_pattern: str | re.Pattern[str] = DEFAULT_CITATION_PATTERN) -> list[EvalItem]:
+                  citation_pattern: str | re.Pattern[str] = DEFAULT_CITATION_PATTERN,
+                  limits: Any = "default") -> list[EvalItem]:
     """Load and validate an eval set, streaming it line by line.
 
     The format follows the suffix (case-insensitive): ``.jsonl`` / ``.json`` / ``.ndjson`` are
@@ -653,6 +654,9 @@ def load_eval_set(path: str | Path, *,
         path: The eval set file.
         citation_pattern: The regular expression the scorer will read citations with; it is
             checked here so a bad pattern fails before any work is done.
+        limits: per-item size limits (``workbench.limits.InputLimits``; ``"default"`` = the
+            documented defaults, ``None`` = none). An item over a limit is a problem naming its
+            line and field.
 
     Returns:
         The items in file order.
@@ -686,6 +690,11 @@ def load_eval_set(path: str | Path, *,
                 continue
             first_line[item.id] = line
             items.append(item)
+    from workbench.limits import DEFAULT_LIMITS, over_limit  # per-item size limits: bounded memory and calls
+
+    if limits is not None:
+        limits = DEFAULT_LIMITS if limits == "default" else limits
+        problems.extend(Problem(source, item.line, field, message) for item, field, message in over_limit(items, limits))
     if not items and not problems:
         problems.append(Problem(source, None, None, "no items: the file is empty or has only blank lines"
                                                     + (" and a header" if fmt == "csv" else "")))

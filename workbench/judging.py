@@ -250,7 +250,8 @@ async def judge_units(db_items: Mapping[str, EvalItem], units: Sequence[Unit], j
 def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-claim",
                tasks: Sequence[str] | None = None, progress: bool = True,
                judge: Judge | None = None, embedder: Embedder | None = None,
-               thresholds: Thresholds = DEFAULT_THRESHOLDS, flush_every: int = 50) -> dict:
+               thresholds: Thresholds = DEFAULT_THRESHOLDS, flush_every: int = 50,
+               max_failed: float = 0.05) -> dict:
     """Judge every unit in the store (of ``tasks``, default all) and store the judgments.
 
     The judge comes from ``workbench.judges.factory.build_judge(config)`` unless ``judge`` (and
@@ -263,7 +264,9 @@ def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-cla
         ``{"judge", "embedder", "verify_mode", "repeats", "units", "asked", "skipped",
         "judged": {task: n}, "errors": {task: n}, "not_judged": {task: n}, "first_errors": [...],
         "test_retest": {task: result of agreement_report.test_retest} (only when repeats > 1),
-        "usage": {...}}``.
+        "usage": {...}, "failures": workbench.failures.unit_failure_summary(asked, errors,
+        max_failed=max_failed)}`` (``failures.too_many``: more than ``max_failed`` of the units
+        asked got an error; the CLI then exits 4, after every judgment is stored).
 
     Raises:
         BatchedModeUnsupported: ``verify_mode="batched"`` with a judge without ``verify_batch``.
@@ -349,6 +352,9 @@ def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-cla
         "first_errors": [f"{j.unit_id} (repeat {j.repeat}): {j.error}" for j in results if j.error][:5],
         "usage": dataclasses.asdict(combined_usage(judge, embedder)),
     }
+    from workbench.failures import unit_failure_summary
+
+    summary["failures"] = unit_failure_summary(len(results), sum(errors.values()), max_failed=max_failed)
     if repeats > 1:
         from workbench.agreement_report import test_retest
 

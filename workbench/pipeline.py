@@ -17,6 +17,7 @@ from statistics import fmean
 
 from workbench.embed_batch import EmbeddingBatcher
 from workbench.judges.base import Embedder, Judge, JudgeError, combined_usage, run_sync
+from workbench.limits import cap_claims
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations, cited_sentences
 from workbench.metrics.context import context_precision, context_recall
@@ -87,11 +88,13 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
              "context_precision", "context_recall", "correctness")
     failed: dict[str, list[str]] = {name: [] for name in slots}
 
+    notes: list[str] = []  # recorded truncations (input limits), not failures
+
     async def decompose(text: str | None, what: str) -> list[str] | None:
         if not text or not text.strip():
             return []
         try:
-            return await judge.decompose(text)
+            return cap_claims(await judge.decompose(text), what, notes)
         except JudgeError as exc:
             failed[f"decompose {what}"].append(f"decompose {what}: {exc}")
             return None
@@ -206,6 +209,7 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         "correctness": correct.to_record() if correct else None,
         "diagnosis": diagnosis,
         "errors": errors,
+        "notes": notes,
         "_quotes": sum(1 for c in claim_records if c["quote"]),
         "_hallucinated": sum(1 for v in (claim_verdicts or ()) if v.quote_hallucinated),
         "_gold_ids": list(item.gold_context_ids or ()),
@@ -370,50 +374,16 @@ def write_outputs(out_dir: Path, records: Sequence[dict], summary: dict) -> None
     summary_tmp.replace(out_dir / "summary.json")
 
 
-def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT_CITATION_PATTERN,
-                   metrics: Sequence[str] = METRICS) -> dict:
-    """Expected judge calls before spending anything, counted per kind.
-
-    Per item: 1 decompose, one verify per claim (claims estimated by sentence count), 1
-    reverse-questions, 1 refusal, one verify per citation, one context judgment per retrieved
-    passage; with a ``reference``, 1 more decompose, one verify per reference statement against
-    the passages (context recall) and one per claim and per statement for correctness (answer
-    vs reference, both ways). Plus one embedding request per item. Kinds only a metric left out of
-    ``metrics`` needs count 0.
-    """
-    n = len(items)
-    claims = [len(split_sentences(i.answer)) for i in items]
-    statements = [len(split_sentences(i.reference)) if i.reference else 0 for i in items]
-    with_reference = [i.reference is not None and bool(i.reference.strip()) for i in items]
-    estimate = {
-        "items": n,
-        "decompose": n + sum(with_reference),
-        "verify_estimated": sum(claims),
-        "reverse_questions": n,
-        "refusal": n,
-        "citation_checks": sum(len(ids) for i in items for _, ids in cited_sentences(i.answer, pattern=citation_pattern)),
-        "context_judgments": sum(len(i.contexts) for i in items),
-        "context_recall_verify_estimated": sum(statements),
-        "correctness_verify_estimated": sum(c + s for c, s, r in zip(claims, statements, with_reference) if r),
-    }
-    wanted = set(metrics)
-    needs = {"decompose": {"faithfulness", "correctness", "context_recall"}, "verify_estimated": {"faithfulness"},
-             "reverse_questions": {"answer_relevance"}, "refusal": {"abstention"}, "citation_checks": {"citations"},
-             "context_judgments": {"context_precision"}, "context_recall_verify_estimated": {"context_recall"},
-             "correctness_verify_estimated": {"correctness"}}
-    for kind, users in needs.items():
-        if not wanted & users:
-            estimate[kind] = 0
-    estimate["decompose"] = ((n if wanted & {"faithfulness", "correctness"} else 0)
-                             + (sum(with_reference) if wanted & {"context_recall", "correctness"} else 0))
-    estimate["chat_calls_estimated"] = sum(v for k, v in estimate.items() if k != "items")
-    estimate["embedding_calls"] = n if wanted & {"answer_relevance", "correctness"} else 0
-    return estimate
+from workbench.estimate import estimate_calls  # noqa: E402,F401  (the dry-run estimate lives in estimate.py)
 
 
 def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
                 *, progress: bool = True) -> tuple[list[dict], dict]:
-    """Sync wrapper: score ``items`` with a progress bar on stderr; returns ``(records, summary)``."""
+    """Sync wrapper: score ``items`` with a progress bar on stderr; returns ``(records, summary)``.
+
+    Raises the judge's ``fatal`` error (``judges.openai_compat.EndpointError``) when its endpoint
+    refused the first call (401/403/404, nothing listening): every item would be unscored.
+    """
     from tqdm import tqdm
 
     bar = tqdm(total=len(items), desc="scoring", unit="item", file=sys.stderr, disable=not progress)
@@ -421,6 +391,8 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
         records = run_sync(score_items(items, judge, embedder, options, on_item_done=lambda _: bar.update(1)))
     finally:
         bar.close()
+    if getattr(judge, "fatal", None) is not None:
+        raise judge.fatal  # the endpoint refused the first call (EndpointError): there is no result
     summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
                         fingerprint=judge.fingerprint, k=options.k, metrics=options.metrics)
     summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)

@@ -1,14 +1,22 @@
 """One async concurrency core for remote judges: an adaptive limiter and the single retry helper.
 
-``AdaptiveLimiter`` bounds calls in flight. It starts at 64 (or stays at a fixed cap), halves on a
-429 or when the median latency of a window of successes rises sharply over a running baseline,
-and grows by one per window while latency stays flat (additive increase, multiplicative
-decrease). It never goes below ``min_limit`` (1).
+``AdaptiveLimiter`` bounds calls in flight. The server's capacity is unknown at the start, so it
+starts at ONE call in flight (or stays at a fixed cap) and grows: it doubles per window of
+successes while latency stays flat ("slow start"), and after the first congestion signal it
+adds one per flat window. Congestion signals halve it (once per epoch): a 429, a call that timed
+out, and latency that grows with the number in flight (a window's median latency above
+``spike_factor`` x the baseline, the lowest recent window median). Between ``flat_factor`` and
+``spike_factor`` it holds. Knowing the call timeout, it also keeps headroom: it does not grow
+when the slowest call, scaled by the growth, would pass half the timeout, and halves when a
+call took more than 60% of it. A server that processes one request at a time answers 2 calls in
+flight with twice the latency of 1, so the limit settles at 1-2 and no call waits in the
+server's queue for long: it cannot time out because of the workbench's own queueing. The
+limit never goes below ``min_limit`` (1).
 
 ``with_retries`` is the only place that retries: exponential backoff with jitter on 429, 5xx,
 timeouts, connection errors and unparseable output, honouring ``Retry-After``. Anything else
-(401, 404, a 400 the caller did not handle) fails at once. After the last attempt it raises
-``JudgeError``.
+(401, 404, a 400 the caller did not handle, a reply cut off at ``max_tokens``) fails at once.
+After the last attempt it raises ``JudgeError``.
 """
 from __future__ import annotations
 
@@ -25,28 +33,40 @@ from typing import TypeVar
 
 from workbench.judges.base import JudgeError
 from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
-from workbench.judges.parsing import ParseError
+from workbench.judges.parsing import ParseError, TruncatedReply
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-DEFAULT_INITIAL_LIMIT = 64
+DEFAULT_INITIAL_LIMIT = 1  # capacity unknown: start low, grow while latency stays flat
+NEAR_TIMEOUT = 0.6  # a success slower than this share of the timeout is a congestion signal
+GROW_HEADROOM = 0.5  # grow only if the slowest call, scaled by the growth, stays under this share
+BASELINE_DRIFT = 1.1  # the baseline (lowest window median) may rise 10% per window, so one lucky window cannot pin it
 
 
 class AdaptiveLimiter:
     """Async limit on calls in flight that adapts to throttling and latency.
 
     Args:
-        initial: starting limit (64).
+        initial: starting limit (1: the capacity is unknown).
         fixed: a fixed cap; when given the limit never changes.
         min_limit / max_limit: bounds of the adaptive limit.
-        window: successes per adjustment window; ``None`` = the current limit (at least 8),
+        window: successes per adjustment window; ``None`` = the current limit (at least 4),
             i.e. about one adjustment per round trip.
         spike_factor: window median above ``spike_factor * baseline`` halves the limit.
-        flat_factor: window median at or below ``flat_factor * baseline`` adds one.
-        baseline_alpha: weight of a new window median in the running baseline (EWMA).
+        flat_factor: window median at or below ``flat_factor * baseline`` grows the limit
+            (doubling until the first decrease, then by one).
+        baseline_alpha: unused; kept so old callers still construct.
+        timeout: the per-call timeout, when known. Headroom rules keep calls well inside it: a
+            success slower than ``NEAR_TIMEOUT`` x timeout halves the limit (the next one might
+            time out), and the limit grows only while the window's slowest call, scaled by the
+            growth, stays under ``GROW_HEADROOM`` x timeout (on a server that queues, latency
+            grows in proportion to the calls in flight).
 
-    ``history`` records every change as ``(reason, new_limit)``.
+    The baseline is the lowest window median seen, allowed to rise by ``BASELINE_DRIFT`` per
+    window (so it follows a server that got slower for good). ``history`` records every change as
+    ``(reason, new_limit)``; reasons are ``flat``, ``latency``, ``near timeout``, ``throttled`` and
+    ``timeout``.
     """
 
     def __init__(
@@ -57,9 +77,10 @@ class AdaptiveLimiter:
         min_limit: int = 1,
         max_limit: int = 1024,
         window: int | None = None,
-        spike_factor: float = 2.0,
+        spike_factor: float = 1.8,
         flat_factor: float = 1.3,
         baseline_alpha: float = 0.2,
+        timeout: float | None = None,
     ) -> None:
         if fixed is not None and fixed < 1:
             raise ValueError(f"fixed concurrency must be >= 1, got {fixed}")
@@ -71,7 +92,9 @@ class AdaptiveLimiter:
         self.spike_factor = spike_factor
         self.flat_factor = flat_factor
         self.baseline_alpha = baseline_alpha
+        self.timeout = timeout
         self.baseline: float | None = None
+        self.slow_start = True  # doubling until the first congestion signal
         self.in_flight = 0
         self.peak_in_flight = 0
         self.epoch = 0  # bumped on every decrease; stale throttles from older epochs are ignored
@@ -125,16 +148,21 @@ class AdaptiveLimiter:
         if limit != self.limit:
             if limit < self.limit:
                 self.epoch += 1
+                self.slow_start = False
             self.limit = limit
             self.history.append((reason, limit))
             self._wake()
 
-    def on_throttle(self, epoch: int | None = None) -> None:
-        """A 429: halve the limit, once per epoch (calls admitted before the last decrease are ignored)."""
+    def on_throttle(self, epoch: int | None = None, reason: str = "throttled") -> None:
+        """A congestion signal (429, or ``reason="timeout"``): halve the limit, once per epoch.
+
+        Calls admitted before the last decrease are ignored (their signal is already acted on).
+        """
         if self.fixed or (epoch is not None and epoch < self.epoch):
             return
         self._samples.clear()
-        self._set(self.limit // 2, "throttled")
+        self.slow_start = False
+        self._set(self.limit // 2, reason)
 
     def on_success(self, latency: float, epoch: int | None = None) -> None:
         """Record one successful call's latency (seconds); may adjust the limit at a window's end."""
@@ -142,21 +170,66 @@ class AdaptiveLimiter:
             return
         if epoch is not None and epoch < self.epoch:
             return  # measured under the old, higher limit
+        if self.timeout and latency > NEAR_TIMEOUT * self.timeout and self.limit > self.min_limit:
+            self._samples.clear()
+            self._set(self.limit // 2, "near timeout")
+            return
         self._samples.append(latency)
-        window = self.window or max(8, self.limit)
+        window = self.window or max(4, self.limit)
         if len(self._samples) < window:
             return
         median = statistics.median(self._samples)
+        slowest = max(self._samples)
         self._samples.clear()
         if self.baseline is None:
             self.baseline = median
-            self._set(self.limit + 1, "flat")
+            self._grow(slowest)
             return
         if median > self.spike_factor * self.baseline:
             self._set(self.limit // 2, "latency")
         elif median <= self.flat_factor * self.baseline:
-            self._set(self.limit + 1, "flat")
-        self.baseline = (1 - self.baseline_alpha) * self.baseline + self.baseline_alpha * median
+            self._grow(slowest)
+        self.baseline = min(median, self.baseline * BASELINE_DRIFT)
+
+    def _grow(self, slowest: float) -> None:
+        target = self.limit * 2 if self.slow_start else self.limit + 1
+        if self.timeout and slowest * target / self.limit > GROW_HEADROOM * self.timeout:
+            return  # no headroom: if the server queues, the slowest call would come near the timeout
+        self._set(target, "flat")
+
+
+class FirstCallGate:
+    """Lets the first call to an endpoint go alone; the rest wait until it has an answer.
+
+    ``open`` is set by the caller once the endpoint answered (anything that proves it is there
+    and usable). If the first call ends without opening the gate (a timeout, say), the next
+    waiter goes alone in its turn. ``closed_with`` set to an exception makes every waiter (and
+    every later call) raise it. Safe across event loops (``run_sync`` starts one per call).
+    """
+
+    def __init__(self) -> None:
+        self.open = False
+        self.closed_with: BaseException | None = None
+        self._probe: tuple[asyncio.AbstractEventLoop, asyncio.Future] | None = None
+
+    async def enter(self) -> bool:
+        """Wait for the gate; True when this call is the one that goes first (call ``leave`` after)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            if self.closed_with is not None:
+                raise self.closed_with
+            if self.open:
+                return False
+            if self._probe is None or self._probe[0] is not loop or self._probe[1].done():
+                self._probe = (loop, loop.create_future())
+                return True
+            await asyncio.shield(self._probe[1])
+
+    def leave(self) -> None:
+        """The first call finished (answered or not): wake the waiters."""
+        probe, self._probe = self._probe, None
+        if probe is not None and not probe[1].done():
+            probe[1].set_result(None)
 
 
 # -- retries -----------------------------------------------------------------------------------
@@ -182,11 +255,24 @@ def retry_after_seconds(exc: BaseException) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+def is_timeout(exc: BaseException) -> bool:
+    """A call that did not answer within its timeout."""
+    return isinstance(exc, (openai.APITimeoutError, asyncio.TimeoutError))
+
+
 def classify(exc: BaseException) -> tuple[bool, bool]:
-    """``(retryable, throttled)`` for an exception from one attempt."""
+    """``(retryable, throttled)`` for an exception from one attempt.
+
+    ``throttled`` is a congestion signal: a 429 or a timeout. A reply cut off at ``max_tokens``
+    (``TruncatedReply``) is not retried: the same request would be cut off again.
+    """
     if isinstance(exc, openai.RateLimitError):
         return True, True
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, asyncio.TimeoutError, ParseError)):
+    if is_timeout(exc):
+        return True, True
+    if isinstance(exc, TruncatedReply):
+        return False, False
+    if isinstance(exc, (openai.APIConnectionError, ParseError)):
         return True, False
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
@@ -212,13 +298,16 @@ async def with_retries(
     max_retry_after: float = 120.0,
     rng: random.Random | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    on_failure: Callable[[BaseException], None] | None = None,
 ) -> T:
     """Run ``attempt()`` up to ``max_retries + 1`` times inside a limiter slot.
 
     Backoff before retry ``i`` (0-based) is ``d/2 + U(0, d/2)`` with ``d = min(max_delay,
     base_delay * 2**i)``; a ``Retry-After`` header replaces it (capped at ``max_retry_after``).
-    A 429 also halves the limiter. Non-retryable API errors and the last failure raise
-    ``JudgeError`` naming ``what`` and the cause; other exceptions (bugs) propagate unchanged.
+    A 429 or a timeout also halves the limiter. Non-retryable API errors, a truncated reply and
+    the last failure raise ``JudgeError`` naming ``what`` and the cause; other exceptions (bugs,
+    and ``JudgeError`` raised by ``attempt`` itself) propagate unchanged. ``on_failure(exc)`` is
+    called for every failed attempt that is a judge failure (counting timeouts, for instance).
     """
     rng = rng or random.Random()
     last: BaseException | None = None
@@ -233,10 +322,12 @@ async def with_retries(
                     limiter.release()
         except Exception as exc:  # noqa: BLE001 - classified below
             retryable, throttled = classify(exc)
-            if not retryable and not isinstance(exc, openai.APIError):
+            if not retryable and not isinstance(exc, (openai.APIError, ParseError)):
                 raise
+            if on_failure is not None:
+                on_failure(exc)
             if limiter and throttled:
-                limiter.on_throttle(epoch)
+                limiter.on_throttle(epoch, "timeout" if is_timeout(exc) else "throttled")
             elif limiter and isinstance(exc, ParseError):
                 limiter.on_success(time.monotonic() - started, epoch)
             last = exc

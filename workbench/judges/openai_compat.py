@@ -31,11 +31,24 @@ import numpy as np
 from workbench.config import JudgeConfig, default_cache_path
 from workbench.judges.base import JudgeError, fingerprint
 from workbench.judges.cache import JudgeCache, cache_key
-from workbench.judges.concurrency import DEFAULT_INITIAL_LIMIT, AdaptiveLimiter, with_retries
+from workbench.judges.concurrency import AdaptiveLimiter, FirstCallGate, is_timeout, with_retries
+from workbench.judges.endpoint import (  # noqa: F401  (re-exported: the request shapes live there)
+    FATAL_CAUSES,
+    JSON_SCHEMAS,
+    MAX_TOKENS,
+    RESPONSE_FORMATS,
+    VERIFY_BATCH_TOKENS,
+    EmbeddingsUnavailable,
+    EndpointError,
+    endpoint_failure,
+    max_tokens_for,
+    response_format_body,
+)
 from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.parsing import (
     ParseError,
     ParseResult,
+    TruncatedReply,
     parse_claims,
     parse_context_relevance,
     parse_lines,
@@ -67,9 +80,13 @@ def endpoint_host(base_url: str | None) -> str:
     return (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
 
 
+#: connections kept when concurrency is adaptive (it starts at 1 and grows; calls beyond this queue in the pool)
+ADAPTIVE_POOL_SIZE = 64
+
+
 def pool_size(config: JudgeConfig) -> int:
-    """Connections the client keeps: the fixed concurrency cap, else the adaptive limit's start."""
-    return config.concurrency or DEFAULT_INITIAL_LIMIT
+    """Connections the client keeps: the fixed concurrency cap, else ``ADAPTIVE_POOL_SIZE``."""
+    return config.concurrency or ADAPTIVE_POOL_SIZE
 
 
 def http_client(config: JudgeConfig):
@@ -222,7 +239,7 @@ def client_for_running_loop(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
         entry = (weakref.ref(loop), client)
         _PER_LOOP[client] = entry
     elif entry[0]() is not loop:
-        size = getattr(client, "workbench_pool_size", DEFAULT_INITIAL_LIMIT)
+        size = getattr(client, "workbench_pool_size", ADAPTIVE_POOL_SIZE)
         entry = (weakref.ref(loop), client.copy(http_client=http_client(JudgeConfig(concurrency=size)), max_retries=0))
         _PER_LOOP[client] = entry
     return entry[1]
@@ -269,6 +286,8 @@ class _Ledger:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    timeouts: int = 0  # attempts that timed out (each also halves the in-flight limit)
+    truncated: int = 0  # replies cut off at max_tokens
     parse_problems: deque = field(default_factory=lambda: deque(maxlen=200))
 
     def usage(self) -> JudgeUsage:
@@ -285,8 +304,8 @@ class OpenAICompatJudge:
     """The LLM judge (satisfies ``workbench.judges.base.Judge``).
 
     Args:
-        config: model, base URL, temperature, seed, concurrency (``None`` = adaptive from 64),
-            timeout per call, max retries, cache use and path.
+        config: model, base URL, temperature, seed, concurrency (``None`` = adaptive, starting
+            at 1 call in flight), timeout per call, max retries, cache use and path.
         client: an ``openai.AsyncOpenAI`` to use instead of building one (tests, sharing).
         cache: a ``JudgeCache`` to use instead of the default path (ignored if ``use_cache`` is False).
         logprobs: request token logprobs on verify calls for a continuous score.
@@ -294,7 +313,17 @@ class OpenAICompatJudge:
         rng: random source for backoff jitter.
 
     ``usage().calls`` counts HTTP requests actually sent (retries included); ``cache_hits``
-    counts calls answered from the cache; ``failures`` counts calls that raised ``JudgeError``.
+    counts calls answered from the cache; ``failures`` counts calls that raised ``JudgeError``;
+    ``timeouts`` counts attempts that timed out.
+
+    Every call sets ``max_tokens`` (``max_tokens_for``); a reply cut off there is a named
+    failure. JSON tasks ask for JSON through ``response_format``: a JSON schema, else a JSON
+    object, else the plain prompt, whichever the endpoint accepts first (``response_format``
+    holds it once known; it is remembered in the cache per endpoint and model).
+
+    The first call goes alone. If it fails with 401, 403, 404 or a refused connection, ``fatal``
+    holds an ``EndpointError`` naming the base URL, the model and the likely cause, and every
+    later call raises it without sending anything.
     """
 
     backend = "openai"
@@ -316,7 +345,7 @@ class OpenAICompatJudge:
         self.host = _host_of(client, self.config)
         self.client = client
         self.cache = _open_cache(self.config, cache)
-        self.limiter = AdaptiveLimiter(fixed=self.config.concurrency)
+        self.limiter = AdaptiveLimiter(fixed=self.config.concurrency, timeout=self.config.timeout)
         self.logprobs = logprobs
         self.prompts: dict[str, Prompt] = {name: load_prompt(name) for name in PROMPT_NAMES}
         self.retry_base_delay = retry_base_delay
@@ -324,6 +353,10 @@ class OpenAICompatJudge:
         self._rng = rng or random.Random()
         self._ledger = _Ledger()
         self._unsupported: set[str] = set()  # optional request params the endpoint rejected
+        self.base_url = str(self.client.base_url).rstrip("/")
+        self.fatal: EndpointError | None = None
+        self._gate = FirstCallGate()  # open once the endpoint answered with anything but 401/403/404
+        self.response_format: str | None = self._remembered_format()
         self.fingerprint = fingerprint(self.fingerprint_parts())
 
     # -- identity ----------------------------------------------------------------------------
@@ -331,43 +364,90 @@ class OpenAICompatJudge:
         return {"temperature": self.config.temperature, "seed": self.config.seed, "logprobs": self.logprobs}
 
     def fingerprint_parts(self) -> dict[str, Any]:
-        """What changes verdicts: backend, model, endpoint host, prompt hashes, decoding params."""
-        return {"backend": self.backend, "model": self.model, "host": self.host, "prompts": prompt_hashes(), **self._decoding()}
+        """What changes verdicts: backend, model, endpoint host, prompt hashes, decoding params
+        (``max_tokens`` per task included)."""
+        return {"backend": self.backend, "model": self.model, "host": self.host, "prompts": prompt_hashes(),
+                **self._decoding(), "max_tokens": {**MAX_TOKENS, "verify_batch": list(VERIFY_BATCH_TOKENS)}}
 
     def usage(self) -> JudgeUsage:
         return self._ledger.usage()
 
     @property
-    def parse_problems(self) -> list[tuple[str, str]]:
-        """``(task, problem)`` for values the parser could not use (most recent 200)."""
-        return list(self._ledger.parse_problems)
+    def timeouts(self) -> int:
+        """Attempts that timed out so far."""
+        return self._ledger.timeouts
 
-    # -- one call ----------------------------------------------------------------------------
-    async def _request(self, text: str, *, json_mode: bool, logprobs: bool,
-                       logprob_key: str = "supported") -> tuple[str, dict]:
+    @property
+    def truncated(self) -> int:
+        """Replies cut off at ``max_tokens`` so far."""
+        return self._ledger.truncated
+
+    # -- the endpoint: first-call gate and response format ----------------------------------------
+    def _format_key(self) -> str:
+        return cache_key({"kind": "response_format", "backend": self.backend, "base_url": self.base_url,
+                          "model": self.model})
+
+    def _remembered_format(self) -> str | None:
+        if self.cache is None:
+            return None
+        value = self.cache.get(self._format_key())
+        return value if value in RESPONSE_FORMATS else None
+
+    def _learn_format(self, mode: str) -> None:
+        if self.response_format == mode:
+            return
+        self.response_format = mode
+        log.info("endpoint %s (%s): JSON is requested as %s", self.base_url, self.model, mode)
+        if self.cache is not None:
+            self.cache.put(self._format_key(), mode)
+
+    async def _request(self, text: str, *, task: str, json_mode: bool, logprobs: bool,
+                       logprob_key: str = "supported", max_tokens: int) -> tuple[str, dict]:
+        """One chat request; returns ``(content, meta)`` with ``meta["response_format"]`` the mode used."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": text}],
             "temperature": self.config.temperature,
+            "max_tokens": max_tokens,
         }
         if self.config.seed is not None:
             kwargs["seed"] = self.config.seed
-        if json_mode and "response_format" not in self._unsupported:
-            kwargs["response_format"] = {"type": "json_object"}
+        mode = (self.response_format or RESPONSE_FORMATS[0]) if json_mode else "plain"
         if logprobs and "logprobs" not in self._unsupported:
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         while True:
+            body = response_format_body(mode, task)
+            if body is None:
+                kwargs.pop("response_format", None)
+            else:
+                kwargs["response_format"] = body
             self._ledger.calls += 1
             try:
                 response = await post_json(self.client, "/chat/completions", kwargs, self.config.timeout)
                 break
-            except openai.BadRequestError as exc:
+            except openai.APIStatusError as exc:
+                # a 400/422 (or a 500 from servers that report validation errors so, like
+                # llama-cpp-python) naming response_format or logprobs: fall back, remember
+                if exc.status_code not in (400, 422, 500) or exc.status_code in FATAL_CAUSES:
+                    raise
+                self._gate.open = True
+                if "response_format" in kwargs and self._rejects_format(exc, kwargs):
+                    mode = RESPONSE_FORMATS[RESPONSE_FORMATS.index(mode) + 1]
+                    log.warning("endpoint %s rejected response_format %s (%s); trying %s", self.host,
+                                kwargs["response_format"]["type"], " ".join(str(exc).split())[:120], mode)
+                    if mode == "plain" or self.response_format is not None:
+                        self._learn_format(mode)
+                    continue
                 if not self._drop_optional(exc, kwargs):
                     raise
+        self._gate.open = True
+        if json_mode:
+            self._learn_format(mode)
         usage = response.get("usage") or {}
         meta = {
             "prompt_tokens": int(_field(usage, "prompt_tokens", 0) or 0),
             "completion_tokens": int(_field(usage, "completion_tokens", 0) or 0),
+            "response_format": mode,
         }
         self._ledger.prompt_tokens += meta["prompt_tokens"]
         self._ledger.completion_tokens += meta["completion_tokens"]
@@ -378,35 +458,51 @@ class OpenAICompatJudge:
         content = _field(choice.get("message") or {}, "content", "") or ""
         if not isinstance(content, str):
             raise ParseError("reply content is not text", str(content)[:200])
+        if choice.get("finish_reason") == "length":
+            self._ledger.truncated += 1
+            raise TruncatedReply(max_tokens, content)
         if logprobs:
             meta["p_true"] = p_true_from_logprobs(choice.get("logprobs"), key=logprob_key)
         return content, meta
 
-    def _drop_optional(self, exc: openai.BadRequestError, kwargs: dict) -> bool:
-        """After a 400, drop one optional parameter the endpoint may not support; False if none left."""
+    @staticmethod
+    def _rejects_format(exc: openai.APIStatusError, kwargs: dict) -> bool:
+        """A 400/422 whose message names ``response_format`` (or a JSON schema / JSON object)."""
         message = str(exc).lower()
-        present = [p for p in ("response_format", "logprobs") if p in kwargs]
-        if not present:
+        return any(word in message for word in ("response_format", "response format", "json_schema", "schema",
+                                                "json_object"))
+
+    def _drop_optional(self, exc: openai.APIStatusError, kwargs: dict) -> bool:
+        """After a 400 naming logprobs, drop them for the rest of the run; False if that is not it."""
+        if "logprobs" not in kwargs or "logprob" not in str(exc).lower():
             return False
-        named = [p for p in present if p in message]
-        drop = named[0] if named else present[0]
-        kwargs.pop(drop, None)
-        if drop == "logprobs":
-            kwargs.pop("top_logprobs", None)
-        if drop not in self._unsupported:
-            log.warning("endpoint %s rejected %s (%s); continuing without it", self.host, drop, " ".join(str(exc).split())[:120])
-        self._unsupported.add(drop)
+        kwargs.pop("logprobs", None)
+        kwargs.pop("top_logprobs", None)
+        if "logprobs" not in self._unsupported:
+            log.warning("endpoint %s rejected logprobs (%s); continuing without them", self.host,
+                        " ".join(str(exc).split())[:120])
+        self._unsupported.add("logprobs")
         return True
 
-    def chat_cache_key(self, task: str, key_input: dict[str, Any], json_mode: bool) -> str:
+    def chat_cache_key(self, task: str, key_input: dict[str, Any], json_mode: bool, *,
+                       response_format: str | None = None, max_tokens: int | None = None) -> str:
         """The cache key of one chat request: named parts that change the reply, and the input.
 
+        Parts: backend, model, host, task, template hash, decoding (temperature, seed, logprobs),
+        ``max_tokens`` and how JSON was requested (``response_format``: the mode used, default the
+        endpoint's known mode, else the first tried). Never retries, timeouts or concurrency.
         The batch driver files its results under the same key, so both paths share one cache.
         """
+        if json_mode:
+            response_format = response_format or self.response_format or RESPONSE_FORMATS[0]
+        else:
+            response_format = "plain"
+        if max_tokens is None:
+            max_tokens = max_tokens_for(task, len(key_input.get("claims", ())) if task == "verify_batch" else 1)
         return cache_key({
             "backend": self.backend, "model": self.model, "host": self.host, "task": task,
-            "template": self.prompts[task].sha256, "decoding": self._decoding(), "json_mode": json_mode,
-            "input": key_input,
+            "template": self.prompts[task].sha256, "decoding": {**self._decoding(), "max_tokens": max_tokens},
+            "json_mode": json_mode, "response_format": response_format, "input": key_input,
         })
 
     def _from_cache(self, key: str, parse: Callable[[str], Any]) -> tuple[Any, dict] | None:
@@ -435,30 +531,52 @@ class OpenAICompatJudge:
         logprob_key: str = "supported",
     ) -> tuple[Any, dict]:
         prompt = self.prompts[task]
-        key = None
+        max_tokens = max_tokens_for(task, len(key_input.get("claims", ())) if task == "verify_batch" else 1)
         if self.cache is not None:
-            key = self.chat_cache_key(task, key_input, json_mode)
-            hit = self._from_cache(key, parse)
+            hit = self._from_cache(self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens), parse)
             if hit is not None:
                 return hit
         text = prompt.render(**fields)
 
         async def attempt() -> tuple[str, dict, Any]:
-            content, meta = await self._request(text, json_mode=json_mode, logprobs=logprobs, logprob_key=logprob_key)
+            try:
+                content, meta = await self._request(text, task=task, json_mode=json_mode, logprobs=logprobs,
+                                                    logprob_key=logprob_key, max_tokens=max_tokens)
+            except openai.APIError as exc:
+                fatal = endpoint_failure(exc, base_url=self.base_url, model=self.model, answered=self._gate.open)
+                if fatal is not None:
+                    self.fatal = self.fatal or fatal
+                    self._gate.closed_with = self.fatal
+                    raise self.fatal from exc
+                if not isinstance(exc, openai.APIConnectionError):
+                    self._gate.open = True  # a status error is an answer: the endpoint is there
+                raise
             return content, meta, parse(content)
 
+        def count(exc: BaseException) -> None:
+            if is_timeout(exc):
+                self._ledger.timeouts += 1
+
         try:
-            content, meta, parsed = await with_retries(
-                attempt, what=f"{task} ({self.model} @ {self.host})", max_retries=self.config.max_retries,
-                limiter=self.limiter, base_delay=self.retry_base_delay, max_delay=self.retry_max_delay, rng=self._rng,
-            )
+            first = await self._gate.enter()
+            try:
+                content, meta, parsed = await with_retries(
+                    attempt, what=f"{task} ({self.model} @ {self.host})", max_retries=self.config.max_retries,
+                    limiter=self.limiter, base_delay=self.retry_base_delay, max_delay=self.retry_max_delay,
+                    rng=self._rng, on_failure=count,
+                )
+            finally:
+                if first:
+                    self._gate.leave()
         except JudgeError:
             self._ledger.failures += 1
             raise
         if isinstance(parsed, ParseResult):
             self._ledger.parse_problems.extend((task, p) for p in parsed.problems)
-        if key is not None:
-            self.cache.put(key, content, meta)
+        if self.cache is not None:
+            key = self.chat_cache_key(task, key_input, json_mode, response_format=meta.get("response_format"),
+                                      max_tokens=max_tokens)
+            self.cache.put(key, content, {k: v for k, v in meta.items() if k != "response_format"})
         return parsed, meta
 
     # -- the Judge protocol ------------------------------------------------------------------
@@ -571,9 +689,12 @@ class OpenAICompatEmbedder:
         self.host = _host_of(client, self.config)
         self.client = client
         self.cache = _open_cache(self.config, cache)
-        self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency)
+        self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency,
+                                                                           timeout=self.config.timeout)
         self.batch_size = max(1, min(batch_size, EMBED_BATCH))
         self.retry_base_delay = retry_base_delay
+        self.missing: EmbeddingsUnavailable | None = None  # the endpoint has no embeddings (asked once)
+        self._gate = FirstCallGate()
         self._ledger = _Ledger()
         self.fingerprint = fingerprint({"backend": "openai-embedding", "model": self.model, "host": self.host})
 
@@ -586,8 +707,21 @@ class OpenAICompatEmbedder:
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         async def attempt() -> list[list[float]]:
             self._ledger.calls += 1
-            response = await post_json(self.client, "/embeddings", {"model": self.model, "input": batch},
-                                       self.config.timeout)
+            try:
+                response = await post_json(self.client, "/embeddings", {"model": self.model, "input": batch},
+                                           self.config.timeout)
+            except openai.APIStatusError as exc:
+                message = str(exc).lower()
+                if exc.status_code in (404, 405, 501) or (exc.status_code in (400, 422, 500) and "embedding" in message):
+                    base_url = str(self.client.base_url).rstrip("/")
+                    self.missing = self.missing or EmbeddingsUnavailable(
+                        f"{base_url} has no /v1/embeddings for model {self.model!r} (HTTP {exc.status_code}: "
+                        f"{' '.join(str(exc).split())[:120]}); answer relevance needs embeddings: use "
+                        "--embedder offline (the bundled ones), or serve an embedding model there")
+                    self._gate.closed_with = self.missing
+                    raise self.missing from exc
+                raise
+            self._gate.open = True
             rows = [d for d in (response.get("data") or []) if isinstance(d, dict)]
             data = sorted(rows, key=lambda d: d.get("index", 0))
             if len(data) != len(batch):
@@ -596,10 +730,15 @@ class OpenAICompatEmbedder:
             return [list(map(float, d.get("embedding") or ())) for d in data]
 
         try:
-            return await with_retries(
-                attempt, what=f"embeddings ({self.model} @ {self.host})", max_retries=self.config.max_retries,
-                limiter=self.limiter, base_delay=self.retry_base_delay,
-            )
+            first = await self._gate.enter()  # the first request goes alone: a missing endpoint is asked once
+            try:
+                return await with_retries(
+                    attempt, what=f"embeddings ({self.model} @ {self.host})", max_retries=self.config.max_retries,
+                    limiter=self.limiter, base_delay=self.retry_base_delay,
+                )
+            finally:
+                if first:
+                    self._gate.leave()
         except JudgeError:
             self._ledger.failures += 1
             raise

@@ -29,6 +29,19 @@ class ParseError(ValueError):
         super().__init__(f"{message}; output began: {self.excerpt!r}")
 
 
+class TruncatedReply(ParseError):
+    """A reply the server cut off at the request's ``max_tokens`` (``finish_reason: length``).
+
+    Never parsed (a cut-off JSON object may still "repair" into a wrong verdict) and never
+    retried (the same request would be cut off again).
+    """
+
+    def __init__(self, max_tokens: int | None, text: str) -> None:
+        limit = f"the {max_tokens}-token limit" if max_tokens else "the token limit"
+        super().__init__(f"reply cut off at {limit} (finish_reason: length): the model did not finish "
+                         "its answer; a model that does not stop, or a limit too low for this task", text)
+
+
 @dataclass(frozen=True)
 class ParseResult:
     """A parsed value plus what could not be used (``problems``, human-readable)."""
