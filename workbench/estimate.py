@@ -47,7 +47,8 @@ def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT
     whose passage is known (retrieved, or in ``corpus``), one context judgment per retrieved
     passage, 1 embedding request; with a ``reference``, 1 more decompose, one verify per reference
     statement against the passages (context recall), one per claim and per statement for
-    correctness (answer vs reference, both ways) and 1 more embedding request. Kinds that no
+    correctness (answer vs reference, both ways) and 1 more embedding request (a ceiling:
+    concurrent items share embedding requests, see ``embed_batch``). Kinds that no
     metric in ``metrics`` needs count 0 (``score --metrics``).
     """
     from workbench.limits import DEFAULT_LIMITS

@@ -225,6 +225,29 @@ class FirstCallGate:
                 return True
             await asyncio.shield(self._probe[1])
 
+    async def wait_answered(self, max_wait: float, *, poll: float = 0.02) -> None:
+        """Wait (at most ``max_wait`` s) until the endpoint answered or was found unusable.
+
+        For a second client of the same endpoint (the embedder beside the judge): its first
+        request waits for the judge's, so a wrong URL or key is reported once, by the judge.
+        Raises ``closed_with`` when the endpoint was found unusable.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max_wait
+        while not self.open and loop.time() < deadline:
+            if self.closed_with is not None:
+                raise self.closed_with
+            probe = self._probe
+            if probe is not None and probe[0] is loop and not probe[1].done():
+                try:
+                    await asyncio.wait_for(asyncio.shield(probe[1]), max(0.0, deadline - loop.time()))
+                except asyncio.TimeoutError:
+                    return
+            else:
+                await asyncio.sleep(poll)
+        if self.closed_with is not None:
+            raise self.closed_with
+
     def leave(self) -> None:
         """The first call finished (answered or not): wake the waiters."""
         probe, self._probe = self._probe, None

@@ -38,6 +38,7 @@ def build_judge(config: JudgeConfig, *, embedder: str = "auto") -> tuple[Judge, 
             return judge, OfflineEmbedder()
         # one endpoint: one connection pool, one cache, one in-flight budget (429s back off both)
         # (the client is built on first use: a run answered from the cache never imports openai)
-        return judge, OpenAICompatEmbedder(config, client=lambda: judge.client, cache=judge.cache,
-                                           limiter=judge.limiter)
+        shared = OpenAICompatEmbedder(config, client=lambda: judge.client, cache=judge.cache, limiter=judge.limiter)
+        shared.after_gate = judge._gate  # a wrong URL or key is found (and reported) by the judge's first call
+        return judge, shared
     raise ValueError(f"unknown judge backend {config.backend!r}: expected 'offline' or 'openai'")

@@ -695,6 +695,8 @@ class OpenAICompatEmbedder:
         self.retry_base_delay = retry_base_delay
         self.missing: EmbeddingsUnavailable | None = None  # the endpoint has no embeddings (asked once)
         self._gate = FirstCallGate()
+        #: the judge's gate when both talk to one endpoint: the judge's first call goes first
+        self.after_gate: FirstCallGate | None = None
         self._ledger = _Ledger()
         self.fingerprint = fingerprint({"backend": "openai-embedding", "model": self.model, "host": self.host})
 
@@ -730,6 +732,8 @@ class OpenAICompatEmbedder:
             return [list(map(float, d.get("embedding") or ())) for d in data]
 
         try:
+            if self.after_gate is not None and not self.after_gate.open:
+                await self.after_gate.wait_answered(self.config.timeout or 60.0)
             first = await self._gate.enter()  # the first request goes alone: a missing endpoint is asked once
             try:
                 return await with_retries(
