@@ -37,7 +37,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-13"
+CUE_VERSION = "refusal-cues-14"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -147,9 +147,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("asks_question", r"\b(?:your|that|this|the) question\b|\bthat one\b|\bthis one\b|\banswer (?:that|this|it|you)\b"),
     ("own_sources",
      rf"\b(?:the|these|those|this|my|your|our|provided|available|given|retrieved|shared|supplied) "
-     rf"(?:\w+ )?{_SOURCE}\b|\b(?:you(?:'ve)? (?:gave|given|shared|sent|provided|supplied)|(?:i|we) "
-     rf"(?:was|were|'ve been|have been) (?:given|sent|shown|handed))\b|\b(?:information|details|context) "
-     rf"(?:provided|given|available|here)\b"),
+     rf"(?:\w+ )?{_SOURCE}\b|\b(?:information|context) (?:provided|given|available|here)\b"),
     ("harm_language",
      r"\b(?:harm(?:ful)?|dangerous|danger|violen(?:t|ce)|abuse|abusive|hateful|hate|discriminat\w*|"
      r"privacy|private|personal information|consent|respect(?:ful)?|dignity|safety|safe|legal "
@@ -190,7 +188,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                   "police"),
     "asks_question": ("question", "that one", "this one", "answer"),
     "own_sources": ("the ", "these", "those", "this", "my ", "your", "our ", "provided", "available", "given",
-                    "retrieved", "shared", "supplied", "you", "i ", "we ", "information", "details", "context"),
+                    "retrieved", "shared", "supplied", "information", "context"),
 }
 _CUE_REGEX = tuple((name, re.compile(pattern)) for name, pattern in _CUE_PATTERNS)
 _BY_NAME = dict(_CUE_REGEX)
@@ -208,7 +206,15 @@ _SOURCE_WORDS = frozenset(
     "statements reference references archive archives notes section sections sheet wording extract information "
     "faq readme wiki website portal database dataset spec brochure prospectus circular circulars clause "
     "clauses spreadsheet content help what anything nothing".split())
-_NEEDS_SOURCE = frozenset({"source_silent", "not_in_source"})
+_NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
+#: First-sentence cues that are skipped (0.0) when the same cue is 0.0 on the head: the first
+#: sentence is the head's start, and these patterns have no end anchor, so a match in the first
+#: sentence is a match in the head (``not_told`` ends on ``$`` and is always re-read). For speed
+#: only; the prefilter test checks it changes nothing on the bundled answers.
+_FIRST_NEEDS_HEAD = frozenset((
+    "first_person_inability", "dont_know", "first_person_lacks", "source_silent", "not_in_source",
+    "false_premise", "cannot_determine", "safety_refusal", "moral_judgement", "caution_preamble",
+    "premise_rejection"))
 
 
 def _cue(name: str, regex: re.Pattern, text: str, *, has_source: bool = True, prefilter: bool = True) -> float:
@@ -304,7 +310,9 @@ def _cues(answer: str, head: str, first: str, *, prefilter: bool = True) -> np.n
         by_value = dict(zip(_REGEX_CUES, values))
         firsts = [by_value[name] for name in _FIRST_SENTENCE_CUES]
     else:
-        firsts = [_cue(name, _BY_NAME[name], first, has_source=has_source, prefilter=prefilter)
+        by_value = dict(zip(_REGEX_CUES, values))
+        firsts = [0.0 if prefilter and name in _FIRST_NEEDS_HEAD and not by_value[name]
+                  else _cue(name, _BY_NAME[name], first, has_source=has_source, prefilter=prefilter)
                   for name in _FIRST_SENTENCE_CUES]
     values += firsts
     values.append(max(v for name, v in zip(_FIRST_SENTENCE_CUES, firsts) if name in _DECLINING))
@@ -328,6 +336,8 @@ def _pooled(vectors: np.ndarray) -> np.ndarray:
     if len(vectors) == 0:
         return np.zeros(EMBEDDING_FEATURES)
     unit = _normalised_rows(vectors)
+    if len(unit) == 1:
+        return np.concatenate([unit[0], unit[0]])
     mean = unit.mean(axis=0)
     norm = float(np.sqrt(mean @ mean))
     return np.concatenate([mean / norm if norm > 0 else mean, unit.max(axis=0)])
