@@ -408,6 +408,30 @@ def load_refusal_model(path: str | Path | None = None) -> RefusalModel:
                         hashlib.sha256(raw).hexdigest(), spec)
 
 
+def _bundled_token_embed(embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray] | None:
+    """For speed only: when ``embed`` is the bundled wordllama embedder (``OfflineEmbedder.embed_sync``),
+    a function giving the same vectors (wordllama's mean of the token rows, no special tokens)
+    without its batch padding and masking, which cost more than the lookup for 1 to 3 sentences.
+    ``None`` for any other embedder (it is then called as given)."""
+    from workbench.judges import offline
+
+    if getattr(embed, "__func__", None) is not offline.OfflineEmbedder.embed_sync:
+        return None
+    model = offline._wordllama()
+    table, tokenizer = model.embedding, model.tokenizer
+    last = table.shape[0] - 1
+
+    def token_embed(texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+        for i, text in enumerate(texts):
+            ids = tokenizer.encode(text, add_special_tokens=False).ids
+            if ids:
+                out[i] = table[np.clip(np.asarray(ids, dtype=np.int32), 0, last)].sum(axis=0, dtype=np.float32) / np.float32(len(ids))
+        return out
+
+    return token_embed
+
+
 class RefusalDetector:
     """Scores answers for abstention with the fitted :class:`RefusalModel`.
 
@@ -420,6 +444,7 @@ class RefusalDetector:
         self.embed = embed
         self.model = load_refusal_model(model_path)
         self.threshold = self.model.threshold
+        self._fast_embed = _bundled_token_embed(embed)
         self._embedding_weights = self.model.weights[:EMBEDDING_FEATURES]
         self._cue_weights = self.model.weights[EMBEDDING_FEATURES:]
 
@@ -439,7 +464,8 @@ class RefusalDetector:
         head, first, sentences = _parts(answer)
         z = self.model.bias + float(np.dot(self._cue_weights, _cues(answer, head, first)))
         if sentences:
-            vectors = np.asarray(self.embed(sentences), dtype=float).reshape(len(sentences), EMBEDDING_DIM)
+            vectors = np.asarray((self._fast_embed or self.embed)(sentences), dtype=float).reshape(
+                len(sentences), EMBEDDING_DIM)
             z += float(self._embedding_weights @ _pooled(vectors))
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
