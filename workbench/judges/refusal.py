@@ -187,6 +187,9 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "seek_help": ("help", "mental health", "therapist", "counsel", "hotline", "crisis", "emergency", "authorities",
                   "police"),
     "asks_question": ("question", "that one", "this one", "answer"),
+    "harm_language": ("harm", "danger", "violen", "abus", "hate", "discriminat", "privacy", "private",
+                      "personal information", "consent", "respect", "dignity", "safe", "legal consequences",
+                      "law enforcement", "acceptable", "equal", "fairness"),
     "own_sources": ("the ", "these", "those", "this", "my ", "your", "our ", "provided", "available", "given",
                     "retrieved", "shared", "supplied", "information", "context"),
 }
@@ -207,6 +210,8 @@ _SOURCE_WORDS = frozenset(
     "faq readme wiki website portal database dataset spec brochure prospectus circular circulars clause "
     "clauses spreadsheet content help what anything nothing".split())
 _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
+#: ``source_attribution`` needs a source noun or one of these phrases.
+_ATTRIBUTION_WITHOUT_SOURCE = re.compile(r"according to|per the|as (?:stated|described|noted|explained|specified) in")
 #: First-sentence cues that are skipped (0.0) when the same cue is 0.0 on the head: the first
 #: sentence is the head's start, and these patterns have no end anchor, so a match in the first
 #: sentence is a match in the head (``not_told`` ends on ``$`` and is always re-read). For speed
@@ -220,6 +225,8 @@ _FIRST_NEEDS_HEAD = frozenset((
 def _cue(name: str, regex: re.Pattern, text: str, *, has_source: bool = True, prefilter: bool = True) -> float:
     if prefilter:
         if name in _NEEDS_SOURCE and not has_source:
+            return 0.0
+        if name == "source_attribution" and not has_source and _ATTRIBUTION_WITHOUT_SOURCE.search(text) is None:
             return 0.0
         trigger = _TRIGGER_REGEX.get(name)
         if trigger is not None and trigger.search(text) is None:
