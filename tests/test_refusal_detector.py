@@ -132,3 +132,12 @@ def test_xstest_split_is_by_prompt():
         by_prompt.setdefault(r["id"].split("-", 2)[-1], set()).add(xstest_split(r["id"]))
     assert all(len(splits) == 1 for splits in by_prompt.values())  # every model's answer shares it
     assert 0.4 < sum(xstest_split(r["id"]) == "test" for r in rows) / len(rows) < 0.6
+
+
+def test_single_answer_embedding_shortcut_gives_the_embedders_vectors(detector):
+    from workbench.judges.refusal import _bundled_token_embed
+
+    fast = _bundled_token_embed(detector.embed)
+    assert fast is not None and _bundled_token_embed(lambda texts: None) is None
+    texts = ["i don't know.", "the documents mention no such merger.", "", "refunds take 30 days [p-1]."]
+    assert np.allclose(fast(texts), detector.embed(texts), atol=1e-6)

@@ -5,8 +5,10 @@ abstentions say what they are) and scores how likely it is to decline to answer,
 
 ``p = sigmoid(bias + w_emb . embedding(head) + w_cue . cues(answer))``
 
-- ``embedding(head)``: the bundled ``wordllama`` sentence embedding (256 dims) of the head,
-  L2-normalised, so answers that mean the same thing land near each other whatever their words.
+- ``embedding(head)``: the bundled ``wordllama`` embeddings (256 dims) of the head's sentences, each
+  L2-normalised; their normalised mean and their element-wise max (512 columns), so answers that
+  mean the same thing land near each other whatever their words, and a declining sentence after
+  the first is not averaged away.
 - ``cues(answer)``: :data:`CUE_NAMES`, a few dozen yes/no and length features naming the ways
   answers abstain (first person + inability, "I don't know", "not in / not covered by the
   documents", false-premise rejections such as "no such merger", apology + refusal, redirect to
