@@ -18,8 +18,9 @@ Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
   its held-out prompts. Kappa is against the human majority (with two annotators: the rows
   where they agree; ties left out, and counted).
 
-Model: class-balanced logistic regression (L2, ``C`` fixed at 3, not tuned) over
-``refusal.feature_matrix`` (wordllama embedding of the answer's head + the lexical cues);
+Model: class-balanced logistic regression (L2, ``C`` = 1, chosen on the fit rows' cross-validation) over
+``refusal.feature_matrix`` (mean and element-wise max of the wordllama embeddings of the head's
+sentences + the lexical cues);
 threshold 0.5, not tuned. The old phrase list (``text.looks_like_refusal``) is printed beside it
 on the same held-out rows.
 """
@@ -38,15 +39,22 @@ sys.path.insert(0, str(REPO))
 from workbench import public_sets  # noqa: E402
 from workbench.jsonl import read_jsonl  # noqa: E402
 from workbench.judges.offline import OfflineEmbedder  # noqa: E402
-from workbench.judges.refusal import CUE_NAMES, CUE_VERSION, EMBEDDING_DIM, feature_matrix, xstest_split  # noqa: E402
+from workbench.judges.refusal import (  # noqa: E402
+    CUE_NAMES,
+    CUE_VERSION,
+    EMBEDDING_DIM,
+    EMBEDDING_FEATURES,
+    feature_matrix,
+    xstest_split,
+)
 from workbench.text import looks_like_refusal  # noqa: E402
 
 DEFAULT_OUT = REPO / "workbench" / "judges" / "refusal_model.json"
 RAG_FILE = REPO / "data" / "rag_abstention.jsonl"
 XSTEST_MODELS = ("gpt4", "llama2new", "mistralinstruct")
-#: L2 strength, fixed before looking at any held-out figure (values 0.3 to 10 gave the same
-#: cross-validated kappa on the fit rows within noise).
-C = 3.0
+#: L2 strength, chosen on the fit rows' 5-fold cross-validation only (0.5 to 3 within noise of each
+#: other; 1 had the best RAG kappa there), never on the held-out figures.
+C = 1.0
 #: Kinds of answered rows that state a negative fact (the hard case for a refusal detector).
 NEGATIVE_SOUNDING = ("negative_fact", "source_negative")
 
@@ -139,6 +147,30 @@ def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, f
     return clf.coef_[0], float(clf.intercept_[0])
 
 
+def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.ndarray,
+                    fit_mask: np.ndarray, folds: int = 5) -> dict:
+    """Figures of a ``folds``-fold cross-validation over the fit rows only (fold = sha256 of the
+    row's id, by prompt for XSTest so a prompt's completions share a fold): what features and
+    data changes are judged on, so the held-out split is only ever reported."""
+    import hashlib
+
+    def fold(r: dict) -> int:
+        key = r["id"].split("-", 2)[-1] if r["set"] != "rag" else r["id"]
+        return hashlib.sha256(("cv:" + key).encode()).digest()[0] % folds
+
+    idx = np.flatnonzero(fit_mask)
+    f = np.array([fold(rows[i]) for i in idx])
+    pred = np.zeros(len(idx), int)
+    for k in range(folds):
+        w, b = fit(x[idx[f != k]], y[idx[f != k]], groups[idx[f != k]])
+        pred[f == k] = (_probs(x[idx[f == k]], w, b) >= 0.5).astype(int)
+    out = {}
+    for name in ("rag", "xstest"):
+        sel = groups[idx] == name
+        out[name] = figures(y[idx][sel], pred[sel])
+    return out
+
+
 def _probs(x: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(x @ weights + bias)))
 
@@ -158,6 +190,10 @@ def main() -> None:
     print(f"fit rows: {int(fit_mask.sum())} (RAG fit split {int((fit_mask & (groups == 'rag')).sum())}, "
           f"XSTest fit prompts x 3 models {int((fit_mask & (groups == 'xstest')).sum())}); held out: "
           f"{int((~fit_mask).sum())}")
+    cv = cross_validated(rows, x, y, groups, fit_mask)
+    print(f"5-fold cross-validation on the FIT rows only (for choosing features without the held-out rows): "
+          f"RAG kappa {cv['rag']['kappa']:.3f} recall {cv['rag']['recall']:.3f} specificity "
+          f"{cv['rag']['specificity']:.3f}; XSTest kappa {cv['xstest']['kappa']:.3f}")
     weights, bias = fit(x[fit_mask], y[fit_mask], groups[fit_mask])
     threshold = 0.5
     probs = _probs(x, weights, bias)
@@ -197,10 +233,11 @@ def main() -> None:
     spec = {
         "cue_version": CUE_VERSION,
         "cues": list(CUE_NAMES),
-        "embedding": f"wordllama l2_supercat {EMBEDDING_DIM}, L2-normalised, of refusal.head_text",
+        "embedding": (f"wordllama l2_supercat {EMBEDDING_DIM} of each head sentence (refusal.head_text), "
+                      f"L2-normalised: their normalised mean, then their element-wise max ({EMBEDDING_FEATURES})"),
         "bias": round(bias, 6),
-        "embedding_weights": [round(float(w), 6) for w in weights[:EMBEDDING_DIM]],
-        "cue_weights": [round(float(w), 6) for w in weights[EMBEDDING_DIM:]],
+        "embedding_weights": [round(float(w), 6) for w in weights[:EMBEDDING_FEATURES]],
+        "cue_weights": [round(float(w), 6) for w in weights[EMBEDDING_FEATURES:]],
         "threshold": threshold,
         "C": C,
         "fitted_on": {"rag_abstention.jsonl": "split == fit",

@@ -15,6 +15,7 @@ from workbench.judges.refusal import (
     CUE_NAMES,
     DEFAULT_REFUSAL_MODEL_PATH,
     EMBEDDING_DIM,
+    EMBEDDING_FEATURES,
     RefusalDetector,
     feature_matrix,
     head_text,
@@ -39,13 +40,13 @@ def test_contract_cases(detector, case):
 
 def test_held_out_rag_split_floor(detector):
     # The fixed test split (never fitted on). Floors, not the figures: the fitting script prints
-    # those (88 of 97 abstentions caught, 46 of 47 negative-sounding answers left alone).
+    # those (112 of 126 abstentions caught, 60 of 62 negative-sounding answers left alone).
     test = [r for r in RAG_ROWS if r["split"] == "test"]
     scores = detector.scores([r["answer"] for r in test])
     refused = [s >= 0.5 for s, r in zip(scores, test) if r["label"] == "refused"]
     negative = [s < 0.5 for s, r in zip(scores, test) if r["kind"] in ("negative_fact", "source_negative")]
-    assert len(refused) == 97 and sum(refused) / len(refused) >= 0.85
-    assert len(negative) == 47 and sum(negative) / len(negative) >= 0.95
+    assert len(refused) == 126 and sum(refused) / len(refused) >= 0.85
+    assert len(negative) == 62 and sum(negative) / len(negative) >= 0.95
 
 
 def test_offline_judge_uses_the_detector():
@@ -68,7 +69,7 @@ def test_deterministic_and_batch_equals_single(detector):
 def test_empty_answer_is_a_refusal_without_the_model(detector):
     assert head_text("") == "" and head_text("  \n ") == ""
     assert detector.score("") == 1.0 and detector.is_refusal("\n")
-    assert feature_matrix([""], detector.embed)[0, :EMBEDDING_DIM].tolist() == [0.0] * EMBEDDING_DIM
+    assert feature_matrix([""], detector.embed)[0, :EMBEDDING_FEATURES].tolist() == [0.0] * EMBEDDING_FEATURES
 
 
 def test_head_reads_the_first_sentences_only():
@@ -87,7 +88,7 @@ def test_source_that_tells_a_negative_is_not_a_silent_source():
 
 def test_weights_file_is_checked(tmp_path):
     spec = json.loads(DEFAULT_REFUSAL_MODEL_PATH.read_text(encoding="utf-8"))
-    assert len(spec["embedding_weights"]) == EMBEDDING_DIM and len(spec["cue_weights"]) == len(CUE_NAMES)
+    assert len(spec["embedding_weights"]) == EMBEDDING_FEATURES and len(spec["cue_weights"]) == len(CUE_NAMES)
     assert load_refusal_model().sha256 == hashlib.sha256(DEFAULT_REFUSAL_MODEL_PATH.read_bytes()).hexdigest()
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**spec, "cue_weights": [0.0]}), encoding="utf-8")
@@ -131,3 +132,12 @@ def test_xstest_split_is_by_prompt():
         by_prompt.setdefault(r["id"].split("-", 2)[-1], set()).add(xstest_split(r["id"]))
     assert all(len(splits) == 1 for splits in by_prompt.values())  # every model's answer shares it
     assert 0.4 < sum(xstest_split(r["id"]) == "test" for r in rows) / len(rows) < 0.6
+
+
+def test_single_answer_embedding_shortcut_gives_the_embedders_vectors(detector):
+    from workbench.judges.refusal import _bundled_token_embed
+
+    fast = _bundled_token_embed(detector.embed)
+    assert fast is not None and _bundled_token_embed(lambda texts: None) is None
+    texts = ["i don't know.", "the documents mention no such merger.", "", "refunds take 30 days [p-1]."]
+    assert np.allclose(fast(texts), detector.embed(texts), atol=1e-6)
