@@ -46,11 +46,10 @@ def test_cached_rerun_makes_no_call_and_does_not_import_openai(tmp_path):
 
 def test_the_connection_pool_is_sized_to_the_concurrency_limit():
     from workbench.config import JudgeConfig
-    from workbench.judges.concurrency import DEFAULT_INITIAL_LIMIT
-    from workbench.judges.openai_compat import make_client
+    from workbench.judges.openai_compat import ADAPTIVE_POOL_SIZE, make_client
 
     fixed = make_client(JudgeConfig(backend="openai", base_url="http://127.0.0.1:9/v1", concurrency=5))
     adaptive = make_client(JudgeConfig(backend="openai", base_url="http://127.0.0.1:9/v1"))
     pool = fixed._client._transport._pool
     assert (pool._max_connections, pool._max_keepalive_connections) == (5, 5)
-    assert adaptive._client._transport._pool._max_connections == DEFAULT_INITIAL_LIMIT
+    assert adaptive._client._transport._pool._max_connections == ADAPTIVE_POOL_SIZE

@@ -6,7 +6,7 @@ interactive ones).
 """
 from __future__ import annotations
 
-import openai
+from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 
 from workbench.judges.base import JudgeError
 from workbench.judges.concurrency import is_timeout

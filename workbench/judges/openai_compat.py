@@ -100,6 +100,9 @@ def http_client(config: JudgeConfig):
     return client_class(limits=http.Limits(max_connections=size, max_keepalive_connections=size))
 
 
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
 def base_url_of(config: JudgeConfig) -> str | None:
     """The endpoint ``make_client`` uses: ``config.base_url``, else ``OPENAI_BASE_URL``, else ``None`` (OpenAI)."""
     return config.base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -353,7 +356,9 @@ class OpenAICompatJudge:
         self._rng = rng or random.Random()
         self._ledger = _Ledger()
         self._unsupported: set[str] = set()  # optional request params the endpoint rejected
-        self.base_url = str(self.client.base_url).rstrip("/")
+        # the endpoint's URL without building the client (a run answered from the cache never builds it)
+        given = client is not None and not callable(client)
+        self.base_url = (str(client.base_url) if given else (base_url_of(self.config) or OPENAI_DEFAULT_BASE_URL)).rstrip("/")
         self.fatal: EndpointError | None = None
         self._gate = FirstCallGate()  # open once the endpoint answered with anything but 401/403/404
         self.response_format: str | None = self._remembered_format()
