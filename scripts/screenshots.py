@@ -105,7 +105,8 @@ def settle(page, timeout: float = 120.0) -> None:
             """() => {
                 const app = document.querySelector('[data-testid="stApp"]');
                 if (!app || app.getAttribute('data-test-script-state') === 'running') return true;
-                if (!document.querySelector('[data-testid="stMain"] h1')) return true;
+                const main = document.querySelector('[data-testid="stMain"]');
+                if (!main || !main.innerText.trim()) return true;  // nothing rendered yet (pages need no h1)
                 if (document.querySelector('[data-testid="stStatusWidget"]')) return true;
                 if (document.querySelector('[data-testid="stSpinner"]')) return true;
                 if (document.querySelector('[data-testid="stSkeleton"]')) return true;
