@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import html
 import os
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -135,22 +134,6 @@ def pick_unit(
     """
     return next_unit_for(db, annotator, task=task, overlap=overlap, order=order, threshold=threshold,
                          exclude=skipped, lease_seconds=lease_seconds)
-
-
-def highlight_html(text: str, quote: str | None) -> str:
-    """``text`` as escaped HTML, every exact occurrence of ``quote`` in ``<mark>``; newlines as ``<br>``.
-
-    Both are untrusted: the pieces are escaped first and only then is ``<mark>`` added. Same rule as
-    ``workbench.report.highlight_quote_html``, kept here so the Label page does not import the chart
-    stack (altair, pandas) on its cold start.
-    """
-    def block(part: str) -> str:
-        return html.escape(part, quote=True).replace("\n", "<br>")
-
-    text = text or ""
-    if not quote or quote not in text:
-        return block(text)
-    return f"<mark>{block(quote)}</mark>".join(block(part) for part in text.split(quote))
 
 
 LABEL_CSS = """<style>

@@ -24,7 +24,7 @@ import threading
 
 import streamlit as st
 
-from app_pages.common import db_session, guidelines_text, highlight_html, keep, label_css, pick_unit, remember
+from app_pages.common import db_session, guidelines_text, keep, label_css, pick_unit, remember
 from workbench.store import (
     ORDERS,
     LabelError,
@@ -38,6 +38,7 @@ from workbench.store import (
     undo_last_label,
     unit_quotes,
 )
+from workbench.formatting import highlight_quote_html
 from workbench.types import TASK_VALUES, Label
 
 ALL_TASKS = "(all tasks)"
@@ -322,7 +323,7 @@ def _unit_area(annotator: str, task: str | None) -> None:
             with st.container(height=560, key="label_evidence"):
                 for passage in passages:
                     st.text(f"[{passage.id}]" + (f"  {passage.source}" if passage.source else ""))
-                    st.html(f'<div class="wb-passage">{highlight_html(passage.text, quote)}</div>')
+                    st.html(f'<div class="wb-passage">{highlight_quote_html(passage.text, quote)}</div>')
 
 
 _unit_area(annotator, task)

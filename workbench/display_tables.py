@@ -9,7 +9,7 @@ single-rater alpha is ``n/a (one rater)``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -81,11 +81,7 @@ def human_summary(report: Mapping[str, Any]) -> pd.DataFrame:
             continue
         human = block.get("human") or {}
         annotators = list(block.get("annotators") or [])
-        alpha = human.get("alpha")
-        if alpha is None:
-            alpha_text = "n/a (one rater)" if len(annotators) < 2 else NA
-        else:
-            alpha_text = num(alpha)
+        alpha_text = _alpha_text(human.get("alpha"), annotators)
         pairs = human.get("pairwise_kappa") or {}
         rows.append({
             "Task": task,
@@ -99,6 +95,13 @@ def human_summary(report: Mapping[str, Any]) -> pd.DataFrame:
         })
     return pd.DataFrame(rows, columns=["Task", "Units", "Labelled units", "Annotators", "Human agreement (alpha)",
                                        "alpha 95% interval", "Pairwise kappa", "Sample note"])
+
+
+def _alpha_text(alpha: float | None, annotators: Sequence[Any]) -> str:
+    """Human alpha for a cell: the number, ``n/a (one rater)`` below two annotators, else ``n/a``."""
+    if alpha is not None:
+        return num(alpha)
+    return "n/a (one rater)" if len(annotators) < 2 else NA
 
 
 def _pairwise_text(pairs: Mapping[str, Any], summary: Mapping[str, Any] | None, *, max_listed: int = 3) -> str:
@@ -124,9 +127,7 @@ def judge_summary(report: Mapping[str, Any]) -> pd.DataFrame:
         if not isinstance(block, Mapping) or not block:
             continue
         human = block.get("human") or {}
-        annotators = list(block.get("annotators") or [])
-        ceiling = human.get("alpha")
-        ceiling_text = num(ceiling) if ceiling is not None else ("n/a (one rater)" if len(annotators) < 2 else NA)
+        ceiling_text = _alpha_text(human.get("alpha"), block.get("annotators") or [])
         for judge, j in (block.get("judges") or {}).items():
             auc = j.get("auc")
             auc_p = j.get("auc_p", j.get("auc_p_value"))

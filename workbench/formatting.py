@@ -5,6 +5,7 @@ Every page of the app shows numbers through these helpers, so nothing prints a r
 """
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -130,3 +131,23 @@ def wilson_interval(successes: int, n: int, *, z: float = 1.96) -> tuple[float, 
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def highlight_quote_html(text: str, quote: str | None) -> str:
+    """``text`` as escaped HTML with every exact occurrence of ``quote`` wrapped in ``<mark>``.
+
+    Both the passage and the quote are untrusted: the pieces are escaped with ``html.escape``
+    first, and only then is the ``<mark>`` tag added, so nothing from the data becomes markup.
+    Newlines become ``<br>``. An empty/``None`` quote, or one not found verbatim, gives the
+    plain escaped text (the caller shows the quote separately).
+    """
+    text = text or ""
+    if not quote or quote not in text:
+        return _escape_block(text)
+    parts = text.split(quote)
+    marked = f"<mark>{_escape_block(quote)}</mark>"
+    return marked.join(_escape_block(part) for part in parts)
+
+
+def _escape_block(text: str) -> str:
+    return html.escape(text, quote=True).replace("\n", "<br>")

@@ -40,3 +40,19 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     if problems:
         raise ValueError(problems[0])
     return [row for _, row in rows]
+
+
+def read_json_object(path: str | Path) -> tuple[bytes, dict[str, Any]]:
+    """The bytes of a JSON file (for hashing) and its top-level object.
+
+    Raises:
+        ValueError: naming the file when it is not valid JSON or not an object.
+    """
+    raw = Path(path).read_bytes()
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(value).__name__}")
+    return raw, value

@@ -16,6 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from workbench.formatting import highlight_quote_html  # noqa: F401  (re-exported; defined where the app can import it cheaply)
 from workbench.jsonl import read_jsonl
 from workbench.types import QUADRANTS
 
@@ -584,26 +585,6 @@ def reliability_chart(df: pd.DataFrame, *, title: str | None = None, width: int 
 
 # ---------------------------------------------------------------------------------------------
 # Escaped text
-
-
-def highlight_quote_html(text: str, quote: str | None) -> str:
-    """``text`` as escaped HTML with every exact occurrence of ``quote`` wrapped in ``<mark>``.
-
-    Both the passage and the quote are untrusted: the pieces are escaped with ``html.escape``
-    first, and only then is the ``<mark>`` tag added, so nothing from the data becomes markup.
-    Newlines become ``<br>``. An empty/``None`` quote, or one not found verbatim, gives the
-    plain escaped text (the caller shows the quote separately).
-    """
-    text = text or ""
-    if not quote or quote not in text:
-        return _escape_block(text)
-    parts = text.split(quote)
-    marked = f"<mark>{_escape_block(quote)}</mark>"
-    return marked.join(_escape_block(part) for part in parts)
-
-
-def _escape_block(text: str) -> str:
-    return html.escape(text, quote=True).replace("\n", "<br>")
 
 
 def _fmt(value: Any) -> str:

@@ -52,6 +52,7 @@ from workbench.judges.offline_features import (
     tokens,
 )
 from workbench.judges.refusal import RefusalDetector
+from workbench.jsonl import read_json_object
 from workbench.text import split_sentences, strip_citations
 from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
 
@@ -89,11 +90,7 @@ def load_model(path: str | Path | None = None) -> LogisticModel:
         ValueError: naming the file and field when the file does not match the feature set.
     """
     path = Path(path) if path is not None else DEFAULT_MODEL_PATH
-    raw = path.read_bytes()
-    try:
-        spec: dict[str, Any] = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc.msg}") from None
+    raw, spec = read_json_object(path)
     if spec.get("features") != list(FEATURE_NAMES):
         raise ValueError(f"{path}: field 'features': expected {list(FEATURE_NAMES)}, got {spec.get('features')!r}")
     if spec.get("feature_version") != FEATURE_VERSION:

@@ -26,7 +26,6 @@ An empty (or whitespace-only) answer is a refusal with score 1.0, without readin
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -35,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.jsonl import read_json_object
 from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
@@ -398,11 +398,7 @@ def load_refusal_model(path: str | Path | None = None) -> RefusalModel:
         ValueError: naming the file and field when the file does not match :data:`CUE_NAMES`.
     """
     path = Path(path) if path is not None else DEFAULT_REFUSAL_MODEL_PATH
-    raw = path.read_bytes()
-    try:
-        spec: dict[str, Any] = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc.msg}") from None
+    raw, spec = read_json_object(path)
     if spec.get("cue_version") != CUE_VERSION:
         raise ValueError(f"{path}: field 'cue_version': expected {CUE_VERSION!r} "
                          f"(refit with scripts/fit_refusal_detector.py), got {spec.get('cue_version')!r}")
