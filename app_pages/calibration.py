@@ -15,10 +15,12 @@ from workbench.config import home, save_thresholds
 from workbench.display_tables import GLOSSARY_ANCHOR, threshold_rows
 from workbench.formatting import interval, num
 from workbench.report import reliability_chart, threshold_curve
+from workbench.stats.agreement import MIN_UNITS
 from workbench.store import judge_fingerprints
 
 CRITERIA = ("kappa", "youden", "f1")
-MIN_TRUSTED_UNITS = 30  # below this many units a threshold is flagged, whatever its kappa
+# below this many units a threshold is flagged, whatever its kappa: the same minimum as every agreement row
+MIN_TRUSTED_UNITS = MIN_UNITS
 SCORE_KEYS = tuple(CALIBRATED)
 
 
