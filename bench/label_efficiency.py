@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from workbench import public_sets
+from workbench.demo import public_sets
 from workbench.stats.active import priority_order
 from workbench.judges.offline import OfflineJudge
 from workbench.judges.offline_features import split_of

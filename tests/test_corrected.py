@@ -1,4 +1,4 @@
-"""Corrected rates (workbench.corrected): hand-derived values, degenerate notes, `score --db`, queue order."""
+"""Corrected rates (workbench.calibration.corrections): hand-derived values, degenerate notes, `score --db`, queue order."""
 from __future__ import annotations
 
 import json
@@ -8,15 +8,15 @@ import pytest
 from click.testing import CliRunner
 
 from workbench import store
-from workbench.cli_score import format_corrected, score
-from workbench.corrected import (
+from workbench.cli.score import format_corrected, score
+from workbench.calibration.corrections import (
     corrected_block,
     corrected_from_db,
     corrected_rates,
     record_positive,
 )
 from workbench.stats.active import priority_order
-from workbench.dataset import load_eval_set
+from workbench.scoring.dataset import load_eval_set
 from workbench.stats.correction import NOT_BETTER_THAN_CHANCE
 from workbench.types import Judgment, Label, Thresholds, Unit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from workbench.display_tables import (
+from workbench.reports.tables import (
     human_summary,
     judge_summary,
     markdown_section,

@@ -6,7 +6,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from workbench.embed_batch import EmbeddingBatcher
+from workbench.scoring.embed_batch import EmbeddingBatcher
 from workbench.judges.base import JudgeError
 
 

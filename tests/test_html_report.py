@@ -1,4 +1,4 @@
-"""The self-contained HTML report (workbench.html_report, `workbench report`)."""
+"""The self-contained HTML report (workbench.reports.html, `workbench report`)."""
 from __future__ import annotations
 
 import re
@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from workbench import store
-from workbench.cli_report import report
-from workbench.corrected import corrected_rates
-from workbench.html_report import build_report, svg_bar_chart, svg_line_chart
-from workbench.pipeline import summarize, write_outputs
+from workbench.cli.report import report
+from workbench.calibration.corrections import corrected_rates
+from workbench.reports.html import build_report, svg_bar_chart, svg_line_chart
+from workbench.scoring.pipeline import summarize, write_outputs
 from workbench.types import EvalItem, Judgment, JudgeUsage, Label, Passage, Thresholds, Unit
 
 PAYLOAD_ID = "<script>alert('id')</script>"
@@ -162,8 +162,8 @@ def test_report_renders_every_chart_in_headless_chromium(tmp_path):
 
 
 def test_corrected_section_shows_clipped_formula_value_and_instability():
-    from workbench.corrected import corrected_block
-    from workbench.html_report import corrected_section
+    from workbench.calibration.corrections import corrected_block
+    from workbench.reports.html import corrected_section
 
     pairs = [(True, True)] * 4 + [(True, False)] + [(False, False)] * 4 + [(False, True)]
     block = corrected_block([True] * 9 + [False], pairs, rng=np.random.default_rng(0))

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI, _last_user_text, detect_task
 from workbench.cli import main
 from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge
-from workbench.pipeline import METRICS, ScoreOptions, estimate_calls, parse_metrics, score_items, summarize
+from workbench.scoring.pipeline import METRICS, ScoreOptions, estimate_calls, parse_metrics, score_items, summarize
 from workbench.types import ClaimVerdict, EvalItem, JudgeUsage, Passage, Thresholds
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import pytest
 
 from workbench.judges.base import JudgeError
 from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge
-from workbench.pipeline import ScoreOptions, estimate_calls, score_items, summarize, write_outputs
+from workbench.scoring.pipeline import ScoreOptions, estimate_calls, score_items, summarize, write_outputs
 from workbench.types import ClaimVerdict, EvalItem, JudgeUsage, Passage, Thresholds
 
 P1 = Passage("p1", "The refund window on annual plans is 30 days.")
@@ -107,7 +107,7 @@ def test_estimate_calls_counts_per_item():
 def test_independent_calls_of_an_item_start_before_any_of_them_returns():
     """Decomposition answers only once the refusal check, the reverse questions and the question's
     embedding have all started; the verification starts once the claims exist."""
-    from workbench.embed_batch import EmbeddingBatcher
+    from workbench.scoring.embed_batch import EmbeddingBatcher
 
     started: dict[str, asyncio.Event] = {}
 
@@ -147,7 +147,7 @@ def test_independent_calls_of_an_item_start_before_any_of_them_returns():
 
 def test_scheduling_does_not_change_records_with_a_batcher():
     """The same replies give the same records with or without coalesced embeddings."""
-    from workbench.embed_batch import EmbeddingBatcher
+    from workbench.scoring.embed_batch import EmbeddingBatcher
 
     judge, embedder = scripted()
     plain = asyncio.run(score_items(ITEMS, judge, embedder, ScoreOptions()))

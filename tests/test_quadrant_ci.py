@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from workbench.metrics.quadrant import SHARE_CELLS, quadrant_share_ci
-from workbench.pipeline import summarize
+from workbench.scoring.pipeline import summarize
 from workbench.types import JudgeUsage, Thresholds
 
 CELLS = ["pass"] * 50 + ["faithful_irrelevant"] * 25 + ["relevant_unfaithful"] * 10 + ["fail"] * 10 \

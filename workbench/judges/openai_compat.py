@@ -676,7 +676,7 @@ class OpenAICompatEmbedder:
     """
 
     backend = "openai"
-    coalescable = True  # the pipeline may merge concurrent embed() calls (workbench.embed_batch)
+    coalescable = True  # the pipeline may merge concurrent embed() calls (workbench.scoring.embed_batch)
     client = _LazyClient()
 
     def __init__(
