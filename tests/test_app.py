@@ -59,7 +59,7 @@ def _app(page: str | None = None, annotator: str | None = None) -> AppTest:
     if annotator is not None:
         at.session_state["annotator"] = annotator
     if page is not None:
-        at.switch_page(f"workbench_app/views/{page}.py")
+        at.switch_page(f"views/{page}.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at

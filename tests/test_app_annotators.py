@@ -43,7 +43,7 @@ def store_path(tmp_path, monkeypatch) -> Path:
 
 def _app(page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page(f"workbench_app/views/{page}.py")
+    at.switch_page(f"views/{page}.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at

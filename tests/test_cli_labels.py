@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from workbench import cli_labels, store
+from workbench import store
+from workbench.cli import labels as cli_labels
 from workbench.judges.base import JudgeError
 from workbench.judges.scripted import ScriptedJudge
 from workbench.types import Label, Unit

@@ -17,7 +17,8 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from workbench import cli, cli_stats, store
+from workbench import cli, store
+from workbench.cli import calibration as cli_stats
 from workbench.config import load_thresholds
 from workbench.judges import factory
 from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge

@@ -1,6 +1,6 @@
 """Streamlit router for the workbench app: the access-token gate, then the pages.
 
-Run it with ``workbench app`` (loopback by default). Pages live in ``workbench_app/views/`` and only read
+Run it with ``workbench app`` (loopback by default). Pages live in ``views/`` next to this file and only read
 widgets, call the ``workbench`` API and render.
 """
 import streamlit as st
@@ -12,11 +12,11 @@ require_token()  # stops here until the session has the token, when WORKBENCH_AP
 
 page = st.navigation(
     [
-        st.Page("workbench_app/views/label.py", title="Label", icon=":material/label:", default=True),
-        st.Page("workbench_app/views/data.py", title="Data", icon=":material/database:"),
-        st.Page("workbench_app/views/agreement.py", title="Agreement", icon=":material/handshake:"),
-        st.Page("workbench_app/views/calibration.py", title="Calibration", icon=":material/tune:"),
-        st.Page("workbench_app/views/scores.py", title="Scores", icon=":material/scatter_plot:"),
+        st.Page("views/label.py", title="Label", icon=":material/label:", default=True),
+        st.Page("views/data.py", title="Data", icon=":material/database:"),
+        st.Page("views/agreement.py", title="Agreement", icon=":material/handshake:"),
+        st.Page("views/calibration.py", title="Calibration", icon=":material/tune:"),
+        st.Page("views/scores.py", title="Scores", icon=":material/scatter_plot:"),
     ]
 )
 page.run()

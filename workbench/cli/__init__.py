@@ -46,7 +46,11 @@ def main() -> None:
 
 
 def _register(group: click.Group) -> None:
-    from workbench import cli_app, cli_labels, cli_report, cli_score, cli_stats
+    from workbench.cli import app as cli_app
+    from workbench.cli import calibration as cli_stats
+    from workbench.cli import labels as cli_labels
+    from workbench.cli import report as cli_report
+    from workbench.cli import score as cli_score
 
     for module in (cli_score, cli_labels, cli_stats, cli_app, cli_report):
         for command in module.COMMANDS:

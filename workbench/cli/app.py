@@ -7,6 +7,7 @@ argument list (never a shell), headless, without usage statistics.
 """
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import os
 import signal
@@ -22,8 +23,11 @@ DEFAULT_PORT = 8501
 
 
 def app_script() -> Path:
-    """The router script ``workbench_app/main.py`` at the project root (next to the ``workbench`` package)."""
-    return Path(__file__).resolve().parent.parent / "workbench_app/main.py"
+    """The router script ``main.py`` of the installed ``workbench_app`` package (found without importing it)."""
+    spec = importlib.util.find_spec("workbench_app")
+    if spec is None or spec.origin is None:
+        return Path("workbench_app") / "main.py"
+    return Path(spec.origin).parent / "main.py"
 
 
 def is_loopback(host: str) -> bool:
@@ -94,7 +98,7 @@ def app(db_path: Path | None, port: int, host: str) -> None:
         raise SystemExit(2)
     script = app_script()
     if not script.is_file():
-        click.echo(f"{script}: workbench_app/main.py not found (run from a checkout of the project)", err=True)
+        click.echo(f"{script}: the app's router was not found (reinstall the workbench package)", err=True)
         raise SystemExit(2)
     from workbench import store  # the first start creates the store (and says so), migrated before any page
 

@@ -3,7 +3,7 @@
 The files are produced by ``scripts/build_data.py`` (converted from WiCE, BEGIN, ALCE and XSTest;
 see ``data/NOTICE`` and ``data/README.md``) and committed, so nothing here reads outside the
 repository. Every loader takes an optional ``data_dir`` (default: the repository's ``data/``
-folder, ``Path(__file__).resolve().parents[1] / "data"``) or an explicit file ``path``.
+folder, ``workbench/data/`` inside the package, which the checkout also shows as ``data/``) or an explicit file ``path``.
 
 Eval items go through :func:`workbench.scoring.dataset.load_eval_set`, so they are validated exactly as a
 user's eval set would be. Label rows are plain dicts in the ``labels import`` shape

@@ -209,7 +209,7 @@ task = None if st.session_state["label_task"] == ALL_TASKS else st.session_state
 
 if not task_options:
     st.info("The label store has no units yet. Load an eval set on the Data page.")
-    st.page_link("workbench_app/views/data.py", label="Go to Data", icon=":material/database:")
+    st.page_link("views/data.py", label="Go to Data", icon=":material/database:")
     st.stop()
 if not annotator:
     st.info("Enter your name to start labelling (then press Enter).")
