@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from workbench import store
-from workbench.cli.score import format_corrected, score
+from workbench.cli.score import score
+from workbench.reports.console import format_corrected
 from workbench.calibration.corrections import (
     corrected_block,
     corrected_from_db,

@@ -255,7 +255,7 @@ def test_repeats_of_a_cached_remote_judge_bypass_the_cache(db, monkeypatch):
 def test_context_relevance_and_correctness_units_are_judged(tmp_path):
     """Passage units use judge_context on the passage at their rank; correctness uses the reference."""
     from workbench import store
-    from workbench.cli.labels import answer_units
+    from workbench.calibration.labelling import answer_units
     from workbench.judges.offline import OfflineEmbedder, OfflineJudge
     from workbench.calibration.judging import run_judges
     from workbench.types import EvalItem, Passage

@@ -64,7 +64,7 @@ def score_with_batch(items: Sequence[EvalItem], config: JudgeConfig, *, evalset:
     except (ValueError, RuntimeError) as exc:
         _echo_err(f"error: {exc}")
         sys.exit(2)
-    from workbench.cli.score import announce_judge
+    from workbench.cli.common import announce_judge
 
     announce_judge(judge, embedder, thresholds, via=f", via the Batch API at {judge.host}")
     out = Path(out_dir) if out_dir else default_batch_dir(evalset, judge.fingerprint)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from workbench.cli.calibration import annotator_options, annotators_for_store
+from workbench.cli.common import annotator_options, annotators_for_store
 
 
 @click.command()

@@ -119,8 +119,7 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
     "begin": summary}``."""
     from workbench import store
     from workbench.calibration.agreement import agreement_report, calibration_report
-    from workbench.cli.score import format_corrected, format_summary
-    from workbench.cli.calibration import format_agreement, format_calibration
+    from workbench.reports.console import format_agreement, format_calibration, format_corrected, format_summary
     from workbench.calibration.judging import run_judges
 
     out_dir.mkdir(parents=True, exist_ok=True)

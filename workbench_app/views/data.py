@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from workbench_app.common import db_path, db_session
-from workbench.cli.labels import EXPORT_COLUMNS, export_rows, format_rows
+from workbench.calibration.label_files import EXPORT_COLUMNS, export_rows, format_rows
 from workbench.config import JudgeConfig
 from workbench.scoring.dataset import DatasetError, load_eval_set
 from workbench.calibration.judging import JUDGED_TASKS, run_judges
