@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench import store
+from workbench.stats.active import priority_order
 from workbench.store.migrations import LATEST, MIGRATIONS
 from workbench.types import EvalItem, Judgment, Label, Passage, Unit
 
@@ -418,7 +419,9 @@ def test_helps_most_order_puts_judge_disagreements_first_then_near_threshold(tmp
     b = {0: 0.95, 1: 0.6, 2: 0.2, 3: 0.2}  # the judges disagree about 0.5 on unit 3 only
     store.add_judgments(db, [Judgment(units[k].unit_id, "claim_support", "judge-a", "supported", score=v) for k, v in a.items()]
                         + [Judgment(units[k].unit_id, "claim_support", "judge-b", "supported", score=v) for k, v in b.items()])
-    order = [u.claim_index for u in store.ordered_units(db, order="helps_most", threshold=0.5)]
+    order = [u.claim_index for u in store.ordered_units(db, order="helps_most", threshold=0.5, priority=priority_order)]
     # unit 3 (disagreement) first, then by |mean - 0.5|: unit 1 (0.075), unit 2 (0.35), unit 0 (0.425)
     assert order == [3, 1, 2, 0]
-    assert store.next_unit_for(db, "ann", order="helps_most", threshold=0.5).claim_index == 3
+    assert store.next_unit_for(db, "ann", order="helps_most", threshold=0.5, priority=priority_order).claim_index == 3
+    with pytest.raises(ValueError, match="priority"):  # the store has no ordering rule of its own
+        store.ordered_units(db, order="helps_most")
