@@ -166,33 +166,51 @@ def store_units(db: sqlite_utils.Database, units: Iterable[Unit], *, source: str
             )
         now = now_iso()
         table = db["units"]
+        new_rows: list[dict] = []  # rows made by this call, inserted in one batch at the end
+        pending: dict[tuple, list[dict]] = {}  # the same rows by slot
         for unit in units:
             digest = unit_text_hash(unit.task, items[unit.item_id], unit.text)
-            versions = list(table.rows_where(
+            slot = (unit.task, unit.item_id, unit.claim_index)
+            stored = list(table.rows_where(
                 "task = ? AND item_id = ? AND COALESCE(claim_index, -1) = COALESCE(?, -1)",
                 [unit.task, unit.item_id, unit.claim_index], select="unit_id, text_hash, stale_at"))
+            made = pending.setdefault(slot, [])
+            versions = stored + made
             live = [v for v in versions if v["stale_at"] is None]
             same = [v for v in versions if v["text_hash"] == digest]
             if same and same[0]["stale_at"] is None:
                 counts["unchanged"] += 1
                 continue
             for v in live:
-                table.update(v["unit_id"], {"stale_at": now})
-                db["leases"].delete_where("unit_id = ?", [v["unit_id"]])
+                _set_stale(db, v, now, stored=not any(v is row for row in made))
                 counts["stale_units"].append(v["unit_id"])
             if live:
                 counts["changed"] += 1
             if same:
-                table.update(same[0]["unit_id"], {"stale_at": None})
+                _set_stale(db, same[0], None, stored=not any(same[0] is row for row in made))
                 counts["revived"] += 1
                 continue
             taken = {v["unit_id"] for v in versions}
-            unit_id = unit.unit_id if unit.unit_id not in taken else version_id(unit.unit_id, digest)
-            table.insert({"unit_id": unit_id, "task": unit.task, "item_id": unit.item_id,
-                          "claim_index": unit.claim_index, "text": unit.text, "source": source,
-                          "created_at": now, "text_hash": digest, "item_seq": seqs[unit.item_id]})
+            new_rows.append({"unit_id": unit.unit_id if unit.unit_id not in taken else version_id(unit.unit_id, digest),
+                             "task": unit.task, "item_id": unit.item_id, "claim_index": unit.claim_index,
+                             "text": unit.text, "source": source, "created_at": now, "text_hash": digest,
+                             "item_seq": seqs[unit.item_id], "stale_at": None})
+            made.append(new_rows[-1])
             counts["new"] += 1
+        table.insert_all(new_rows)
     return counts
+
+
+def _set_stale(db: sqlite_utils.Database, version: dict, stale_at: str | None, *, stored: bool) -> None:
+    """Set ``stale_at`` on one version of a slot: a stored row, or a row this call has yet to insert.
+
+    A version made stale loses its leases: a stale unit is never handed out again.
+    """
+    version["stale_at"] = stale_at
+    if stored:
+        db["units"].update(version["unit_id"], {"stale_at": stale_at})
+        if stale_at is not None:
+            db["leases"].delete_where("unit_id = ?", [version["unit_id"]])
 
 
 def get_unit(db: sqlite_utils.Database, unit_id: str) -> Unit | None:

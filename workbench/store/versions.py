@@ -113,8 +113,10 @@ def mark_stale_units(db: sqlite_utils.Database, item: EvalItem, *, now: str) -> 
         text = unit_text_now(row["task"], item, row["claim_index"], row["text"])
         if text is None or unit_text_hash(row["task"], item, text) != row["text_hash"]:
             stale.append(row["unit_id"])
-    for unit_id in stale:
-        db["units"].update(unit_id, {"stale_at": now})
-    if stale:  # a stale unit is never handed out again
-        db["leases"].delete_where(f"unit_id IN ({','.join('?' * len(stale))})", stale)
+    if stale:
+        marks = ",".join("?" * len(stale))
+        # one statement for all of them: ``Table.update`` changes one row per call and reads the
+        # schema twice each time (about 1 ms a row: seconds when a re-import changes many items)
+        db.execute(f"UPDATE units SET stale_at = ? WHERE unit_id IN ({marks})", [now, *stale])
+        db["leases"].delete_where(f"unit_id IN ({marks})", stale)  # a stale unit is never handed out again
     return stale
