@@ -44,6 +44,7 @@ class PriorityOrder(Protocol):
     def __call__(self, scores: Sequence[float | None], *, threshold: float,
                  second_scores: Sequence[float | None] | None = None) -> list[int]: ...
 
+
 _CURRENT_SQL = """
     SELECT l.* FROM labels l
     WHERE l.retracted_at IS NULL
