@@ -16,6 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from workbench.config import default_db_path, home
+from workbench.stats.active import priority_order
 from workbench.store import LEASE_SECONDS, next_unit_for, open_db
 from workbench.types import Unit
 
@@ -133,7 +134,7 @@ def pick_unit(
     included: the page offers to bring them back).
     """
     return next_unit_for(db, annotator, task=task, overlap=overlap, order=order, threshold=threshold,
-                         exclude=skipped, lease_seconds=lease_seconds)
+                         exclude=skipped, lease_seconds=lease_seconds, priority=priority_order)
 
 
 LABEL_CSS = """<style>
