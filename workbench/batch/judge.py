@@ -184,6 +184,7 @@ class CacheOnlyEmbedder(_CacheOnly, OpenAICompatEmbedder):
             return np.zeros((0, 0))
         rows: dict[str, list[float]] = {}
         missing: list[str] = []
+        assert self.cache is not None, "a cache-only embedder has a cache"
         for text in dict.fromkeys(texts):
             value = self.cache.get(self._key(text))
             if value is not None:

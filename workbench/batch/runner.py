@@ -56,6 +56,7 @@ from workbench.batch.requests import (  # noqa: F401 - re-exported: the public b
     stage_name,
     write_part,
 )
+from workbench.judges.cache import JudgeCache
 from workbench.judges.base import JudgeError, run_sync
 from workbench.judges.concurrency import with_retries
 from workbench.judges.openai_compat import client_for_running_loop, json_dumps_vector, p_true_from_logprobs
@@ -131,7 +132,9 @@ class BatchRun:
         self.out_dir = Path(out_dir)
         self.bopts = batch_options or BatchOptions()
         self.echo = echo or (lambda message: print(message, file=sys.stderr))
-        self.cache = judge.cache
+        if judge.cache is None:
+            raise ValueError("a batch run needs the judge call cache (it is where replies land)")
+        self.cache: JudgeCache = judge.cache
         state = load_state(self.out_dir)
         if state is None:
             state = new_state(judge, embedder, self.items)
@@ -411,7 +414,8 @@ class BatchRun:
         choice = completion.choices[0]
         content = choice.message.content or ""
         try:
-            request.parse(content)
+            if request.parse is not None:
+                request.parse(content)
         except ParseError as exc:
             return f"unparseable reply: {exc}"
         usage = completion.usage

@@ -114,6 +114,13 @@ def placeholder_scores(judge: object) -> dict[str, ScoreDeclaration]:
 
 
 @runtime_checkable
+class KeepsUsage(Protocol):
+    """Optional capability of a judge or embedder: a ledger of calls and tokens (``usage()``)."""
+
+    def usage(self) -> JudgeUsage: ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Text embedder used for answer relevance."""
 
@@ -138,7 +145,7 @@ def fingerprint(parts: dict[str, Any]) -> str:
 
 def combined_usage(*backends: object) -> JudgeUsage:
     """The cost ledger of a run: the sum over the judge and the embedder (those keeping one)."""
-    parts = [b.usage() for b in backends if callable(getattr(b, "usage", None))]
+    parts: list[JudgeUsage] = [b.usage() for b in backends if isinstance(b, KeepsUsage)]
     return JudgeUsage(**{f: sum(getattr(p, f) for p in parts) for f in JudgeUsage.__dataclass_fields__})
 
 

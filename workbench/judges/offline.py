@@ -299,7 +299,7 @@ def offline_score_declarations(model_path: Path = DEFAULT_MODEL_PATH, refusal_mo
     score's ``evidence`` empty and says so in its note; the kinds do not change."""
     from workbench.judges.refusal import DEFAULT_REFUSAL_MODEL_PATH
 
-    def read(path: Path) -> dict[str, Any]:
+    def read(path: str | Path) -> dict[str, Any]:
         try:
             return json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):

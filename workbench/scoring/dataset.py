@@ -272,7 +272,7 @@ def _parse_passage_fields(obj: Mapping[str, Any], where: str, default_id: str | 
             out.add(_sub(where, "score"), f"expected a finite number, got {score}")
         else:
             score = float(score)
-    if len(out.problems) > before or passage_id is None:
+    if len(out.problems) > before or passage_id is None or not isinstance(text, str):
         return None
     return Passage(id=passage_id, text=text, source=source, score=score)
 

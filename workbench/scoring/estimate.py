@@ -63,7 +63,7 @@ def estimate_calls(items: Sequence[EvalItem], *, citation_pattern: str = DEFAULT
         has_answer = bool(item.answer.strip())
         has_reference = bool(item.reference and item.reference.strip())
         claims = min(cap, len(split_sentences(item.answer))) if has_answer else 0
-        statements = min(cap, len(split_sentences(item.reference))) if has_reference else 0
+        statements = min(cap, len(split_sentences(item.reference or ""))) if has_reference else 0
         est["decompose"] += ((has_answer if wanted & {"faithfulness", "correctness"} else 0)
                              + (has_reference if wanted & {"context_recall", "correctness"} else 0))
         est["verify_estimated"] += claims if item.contexts else 0
@@ -153,8 +153,9 @@ def estimate_run(items: Sequence[EvalItem], *, corpus: Mapping[str, Passage] | N
     tokens = estimate_tokens(items, citation_pattern=citation_pattern, corpus=corpus, metrics=metrics)
     out.update({f"{k}_estimated" if k != "completion_tokens_max" else k: v for k, v in tokens.items()})
     cost = estimate_cost(tokens["prompt_tokens"], tokens["completion_tokens"], price_in=price_in, price_out=price_out)
-    if cost is not None:
+    cost_max = estimate_cost(tokens["prompt_tokens"], tokens["completion_tokens_max"], price_in=price_in,
+                             price_out=price_out)
+    if cost is not None and cost_max is not None:
         out["cost_estimated"] = round(cost, 6)
-        out["cost_max"] = round(estimate_cost(tokens["prompt_tokens"], tokens["completion_tokens_max"],
-                                              price_in=price_in, price_out=price_out), 6)
+        out["cost_max"] = round(cost_max, 6)
     return out

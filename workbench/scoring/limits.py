@@ -20,6 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.types import EvalItem
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,6 @@ def cap_claims(claims: list[str] | None, what: str, notes: list[str], *,
     return claims[: limits.max_claims]
 
 
-def over_limit(items: Iterable, limits: InputLimits = DEFAULT_LIMITS) -> list[tuple[object, str, str]]:
+def over_limit(items: Iterable[EvalItem], limits: InputLimits = DEFAULT_LIMITS) -> list[tuple[EvalItem, str, str]]:
     """``(item, field, message)`` for every item over a limit, in order."""
     return [(item, field, message) for item in items for field, message in item_limit_problems(item, limits)]
