@@ -51,8 +51,8 @@ class AdaptiveLimiter:
         initial: starting limit (1: the capacity is unknown).
         fixed: a fixed cap; when given the limit never changes.
         min_limit / max_limit: bounds of the adaptive limit.
-        window: successes per adjustment window; ``None`` = the current limit (at least 4),
-            i.e. about one adjustment per round trip.
+        window: successes per adjustment window; ``None`` = the current limit (one adjustment
+            per round trip; at least 4 successes once slow start has ended).
         spike_factor: window median above ``spike_factor * baseline`` halves the limit.
         flat_factor: window median at or below ``flat_factor * baseline`` grows the limit
             (doubling until the first decrease, then by one).
@@ -175,7 +175,9 @@ class AdaptiveLimiter:
             self._set(self.limit // 2, "near timeout")
             return
         self._samples.append(latency)
-        window = self.window or max(4, self.limit)
+        # slow start: one window per round trip (``limit`` calls), so the limit doubles every round
+        # trip; afterwards at least 4 samples per window
+        window = self.window or (self.limit if self.slow_start else max(4, self.limit))
         if len(self._samples) < window:
             return
         median = statistics.median(self._samples)
