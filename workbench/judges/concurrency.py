@@ -2,8 +2,8 @@
 
 ``AdaptiveLimiter`` bounds calls in flight. The server's capacity is unknown at the start, so it
 starts at ONE call in flight (or stays at a fixed cap) and grows: it doubles per window of
-successes while latency stays flat ("slow start"), and after the first congestion signal it
-adds one per flat window. Congestion signals halve it (once per epoch): a 429, a call that timed
+successes while latency stays flat ("slow start": a window is ``limit`` successes, one round
+trip), and after the first congestion signal it adds one per flat window (at least 4 successes). Congestion signals halve it (once per epoch): a 429, a call that timed
 out, and latency that grows with the number in flight (a window's median latency above
 ``spike_factor`` x the baseline, the lowest recent window median). Between ``flat_factor`` and
 ``spike_factor`` it holds. Knowing the call timeout, it also keeps headroom: it does not grow

@@ -2,6 +2,8 @@
 
 Uses the official ``openai.AsyncOpenAI`` client with its own retries off (``max_retries=0``):
 retries, backoff and the adaptive concurrency limit live in :mod:`workbench.judges.concurrency`.
+Identical chat calls in flight at once share one request (with the cache on), answered to the
+second caller like a cache hit.
 Every successful reply is cached (:mod:`workbench.judges.cache`) under a key of named parts, so a
 re-run makes no calls and a killed run resumes with only the missing ones. Errors are never cached.
 
