@@ -2,6 +2,7 @@
 the loopback fake server (``tests/fake_openai.py``) answering every call after 200 ms.
 
     .venv/bin/python bench/bench_speed.py [--items 200] [--latency 0.2] [--runs 1] [--save DIR] [--src DIR ...]
+        [--only default|two|cached ...] [--profile DIR]
 
 Before/after under the same load: ``git archive 94e7d1e | tar -x -C /tmp/before`` then
 ``bench_speed.py --src /tmp/before --src . --runs 2`` (versions alternate run by run).
@@ -23,6 +24,8 @@ the cached re-run's, per call). ``--save DIR`` keeps each run's ``items.jsonl``
 (``DIR/<run>.items.jsonl``) so outputs can be compared byte for byte between code versions.
 ``PYTHONDONTWRITEBYTECODE`` is removed from the child's environment (start-up is timed as users
 see it). The machine's load average is printed first: other work on the machine slows every run.
+``server ms/call`` is this process's CPU during the run (the fake server's threads) per call.
+``--profile DIR`` runs each CLI under cProfile (main thread) and prints its top costs per call.
 """
 from __future__ import annotations
 
@@ -86,30 +89,49 @@ def write_items(path: Path, n: int) -> None:
 
 
 def run_cli(fake: TimedFake, evalset: Path, work: Path, cache: Path, out: Path, extra: list[str],
-            src: Path | None = None) -> dict:
+            src: Path | None = None, profile: Path | None = None) -> dict:
     """One `workbench score` in a child process; returns the figures of that run."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("WORKBENCH_", "OPENAI_")) and k != "PYTHONDONTWRITEBYTECODE"}
     if src is not None:  # another version's `workbench` package first on the path
         env["PYTHONPATH"] = str(src)
     env.update(WORKBENCH_HOME=str(work), WORKBENCH_CACHE=str(cache), OPENAI_BASE_URL=fake.base_url)
-    cmd = [str(ROOT / ".venv" / "bin" / "workbench"), "score", str(evalset), "--judge", "openai",
+    cmd = [str(ROOT / ".venv" / "bin" / "workbench")]
+    if profile is not None:  # the same CLI under cProfile (main thread only), stats written to `profile`
+        cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), *cmd]
+    cmd += ["score", str(evalset), "--judge", "openai",
            "--model", "fake-judge", "--embedding-model", "fake-embed", "--out", str(out), "--json", *extra]
     fake.reset()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_after = resource.getrusage(resource.RUSAGE_SELF)
     if proc.returncode != 0 and "No such option" in proc.stderr:
         return {}  # an older version without the option
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    server_cpu = (server_after.ru_utime - server_before.ru_utime) + (server_after.ru_stime - server_before.ru_stime)
     chat, emb = fake.count(CHAT_PATH), fake.count(EMBEDDINGS_PATH)
     return {"wall": wall, "chat": chat, "embed": emb, "prompt_tokens": summary["judge"]["prompt_tokens"],
-            "in_flight": fake.mean_in_flight(), "cpu": cpu, "summary": summary}
+            "in_flight": fake.mean_in_flight(), "cpu": cpu, "server_cpu": server_cpu, "summary": summary}
+
+
+def print_profile(path: Path, calls: int, top: int = 12) -> None:
+    """Print the functions with the most own (tottime) CPU in a cProfile file, in ms per HTTP call."""
+    import pstats
+
+    stats = pstats.Stats(str(path)).stats  # {(file, line, func): (cc, nc, tottime, cumtime, callers)}
+    rows = sorted(stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
+    per = max(1, calls)
+    print(f"  profile {path.name}: top {top} by own time (ms per call over {calls} calls; cumulative in brackets)")
+    for (file, line, func), (_cc, ncalls, tottime, cumtime, _callers) in rows:
+        where = f"{Path(file).name}:{line}({func})" if line else func
+        print(f"    {1000 * tottime / per:7.3f} ms  [{1000 * cumtime / per:8.3f}]  {ncalls:>8}x  {where}")
 
 
 def main() -> None:
@@ -118,6 +140,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the fake server waits per call")
     parser.add_argument("--runs", type=int, default=1, help="repeat the whole set of runs this many times")
     parser.add_argument("--save", type=Path, default=None, help="keep each run's items.jsonl here")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="run each CLI under cProfile and write DIR/<run>-<r>.prof, then print its top functions "
+                             "by own time (profiling slows the run: its wall and CPU figures are not comparable)")
     parser.add_argument("--only", choices=["default", "two", "cached"], action="append",
                         help="run only these (cached implies default)")
     parser.add_argument("--src", type=Path, action="append", default=None,
@@ -128,7 +153,7 @@ def main() -> None:
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "
           f"{args.items} BEGIN items, fake server {args.latency * 1000:.0f} ms per call")
     print(f"{'run':<16}{'wall s':>8}{'chat/item':>11}{'embed/item':>11}{'prompt tok/item':>16}"
-          f"{'in flight':>11}{'CPU ms/call':>13}{'CPU s':>8}")
+          f"{'in flight':>11}{'CPU ms/call':>13}{'CPU s':>8}{'server ms/call':>16}")
     with TimedFake(latency=args.latency) as fake, tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         evalset = tmp / "items.jsonl"
@@ -150,7 +175,11 @@ def main() -> None:
                 work = tmp / f"work-{name.replace(' ', '-')}-{r}"
                 work.mkdir()
                 out = work / "out"
-                fig = run_cli(fake, evalset, work, tmp / cache_name, out, extra, src)
+                prof = None
+                if args.profile:
+                    args.profile.mkdir(parents=True, exist_ok=True)
+                    prof = args.profile.resolve() / f"{name.replace(' ', '-')}-{r}.prof"
+                fig = run_cli(fake, evalset, work, tmp / cache_name, out, extra, src, prof)
                 if not fig:
                     print(f"{name:<16}  n/a: this version has no {' '.join(extra[:1])} option", flush=True)
                     continue
@@ -158,9 +187,12 @@ def main() -> None:
                 calls = fig["chat"] + fig["embed"]
                 n = args.items
                 cpu_per_call = f"{1000 * fig['cpu'] / calls:.2f}" if calls else "n/a"
+                server_per_call = f"{1000 * fig['server_cpu'] / calls:.2f}" if calls else "n/a"
                 print(f"{name:<16}{fig['wall']:>8.2f}{fig['chat'] / n:>11.2f}{fig['embed'] / n:>11.2f}"
-                      f"{fig['prompt_tokens'] / n:>16.0f}{fig['in_flight']:>11.1f}{cpu_per_call:>13}{fig['cpu']:>8.2f}",
-                      flush=True)
+                      f"{fig['prompt_tokens'] / n:>16.0f}{fig['in_flight']:>11.1f}{cpu_per_call:>13}{fig['cpu']:>8.2f}"
+                      f"{server_per_call:>16}", flush=True)
+                if prof is not None:
+                    print_profile(prof, calls)
                 if args.save:
                     args.save.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(out / "items.jsonl", args.save / f"{name.replace(' ', '-')}-{r}.items.jsonl")

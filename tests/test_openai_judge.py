@@ -211,6 +211,29 @@ def test_second_identical_call_makes_no_request(fake_openai, tmp_path):
     assert fake_openai.count() == 2
 
 
+def test_identical_calls_in_flight_at_once_make_one_request_answered_like_a_cache_hit(fake_openai, tmp_path):
+    fake_openai.logprob_confidence = 0.75
+    fake_openai.latency = 0.2
+    judge = make_judge(fake_openai, tmp_path / "cache.db")
+    judge.limiter = AdaptiveLimiter(initial=8)
+
+    async def both(claim: str):
+        return await asyncio.gather(judge.verify(claim, PASSAGES), judge.verify(claim, PASSAGES))
+
+    first, second = run_sync(both("Annual plans renew automatically on the anniversary."))
+    assert first == second and second.score == pytest.approx(0.75)  # the same verdict and logprob score
+    assert fake_openai.count() == 1 and judge.usage().calls == 1 and judge.usage().cache_hits == 1
+    fake_openai.push_fault(Fault.server_error(400))  # the first of two fails for good: the other calls itself
+    results = run_sync(_both_settled(judge))
+    assert isinstance(results[0], JudgeError) and results[1].supported is True
+    assert fake_openai.count() == 3 and judge.usage().failures == 1
+
+
+async def _both_settled(judge):
+    return await asyncio.gather(*(judge.verify("Monthly plans can be cancelled.", PASSAGES) for _ in range(2)),
+                                return_exceptions=True)
+
+
 def test_use_cache_false_bypasses_the_cache(fake_openai, tmp_path):
     judge = make_judge(fake_openai, None)
     assert judge.cache is None

@@ -64,7 +64,7 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
     from workbench.scoring.dataset import DatasetError, load_corpus
     from workbench.judges.base import JudgeError
     from workbench.judges.factory import build_judge
-    from workbench.scoring.pipeline import ScoreOptions, default_run_dir, parse_metrics, run_scoring
+    from workbench.scoring.pipeline import ScoreOptions, default_run_dir, items_in_flight_for, parse_metrics, run_scoring
 
     try:
         metrics = parse_metrics(metrics_text)
@@ -121,7 +121,7 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
         sys.exit(2)
     announce_judge(judge, embedder, thresholds)
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus_map,
-                           items_in_flight=max(8, 2 * (concurrency or 32)), metrics=metrics)
+                           items_in_flight=items_in_flight_for(concurrency), metrics=metrics)
     try:
         records, summary = run_scoring(items, judge, embedder, options)
     except JudgeError:

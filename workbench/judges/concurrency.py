@@ -2,8 +2,8 @@
 
 ``AdaptiveLimiter`` bounds calls in flight. The server's capacity is unknown at the start, so it
 starts at ONE call in flight (or stays at a fixed cap) and grows: it doubles per window of
-successes while latency stays flat ("slow start"), and after the first congestion signal it
-adds one per flat window. Congestion signals halve it (once per epoch): a 429, a call that timed
+successes while latency stays flat ("slow start": a window is ``limit`` successes, one round
+trip), and after the first congestion signal it adds one per flat window (at least 4 successes). Congestion signals halve it (once per epoch): a 429, a call that timed
 out, and latency that grows with the number in flight (a window's median latency above
 ``spike_factor`` x the baseline, the lowest recent window median). Between ``flat_factor`` and
 ``spike_factor`` it holds. Knowing the call timeout, it also keeps headroom: it does not grow
@@ -51,8 +51,8 @@ class AdaptiveLimiter:
         initial: starting limit (1: the capacity is unknown).
         fixed: a fixed cap; when given the limit never changes.
         min_limit / max_limit: bounds of the adaptive limit.
-        window: successes per adjustment window; ``None`` = the current limit (at least 4),
-            i.e. about one adjustment per round trip.
+        window: successes per adjustment window; ``None`` = the current limit (one adjustment
+            per round trip; at least 4 successes once slow start has ended).
         spike_factor: window median above ``spike_factor * baseline`` halves the limit.
         flat_factor: window median at or below ``flat_factor * baseline`` grows the limit
             (doubling until the first decrease, then by one).
@@ -175,7 +175,9 @@ class AdaptiveLimiter:
             self._set(self.limit // 2, "near timeout")
             return
         self._samples.append(latency)
-        window = self.window or max(4, self.limit)
+        # slow start: one window per round trip (``limit`` calls), so the limit doubles every round
+        # trip; afterwards at least 4 samples per window
+        window = self.window or (self.limit if self.slow_start else max(4, self.limit))
         if len(self._samples) < window:
             return
         median = statistics.median(self._samples)

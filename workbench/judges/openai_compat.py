@@ -2,6 +2,8 @@
 
 Uses the official ``openai.AsyncOpenAI`` client with its own retries off (``max_retries=0``):
 retries, backoff and the adaptive concurrency limit live in :mod:`workbench.judges.concurrency`.
+Identical chat calls in flight at once share one request (with the cache on), answered to the
+second caller like a cache hit.
 Every successful reply is cached (:mod:`workbench.judges.cache`) under a key of named parts, so a
 re-run makes no calls and a killed run resumes with only the missing ones. Errors are never cached.
 
@@ -356,6 +358,7 @@ class OpenAICompatJudge:
         self._rng = rng or random.Random()
         self._ledger = _Ledger()
         self._unsupported: set[str] = set()  # optional request params the endpoint rejected
+        self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> the call answering it now
         # the endpoint's URL without building the client (a run answered from the cache never builds it)
         given = client is not None and not callable(client)
         self.base_url = (str(client.base_url) if given else (base_url_of(self.config) or OPENAI_DEFAULT_BASE_URL)).rstrip("/")
@@ -537,11 +540,42 @@ class OpenAICompatJudge:
     ) -> tuple[Any, dict]:
         prompt = self.prompts[task]
         max_tokens = max_tokens_for(task, len(key_input.get("claims", ())) if task == "verify_batch" else 1)
-        if self.cache is not None:
-            hit = self._from_cache(self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens), parse)
-            if hit is not None:
-                return hit
-        text = prompt.render(**fields)
+        if self.cache is None:
+            return await self._call_endpoint(task, prompt.render(**fields), key_input, parse, json_mode=json_mode,
+                                             logprobs=logprobs, logprob_key=logprob_key, max_tokens=max_tokens)
+        key = self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens)
+        hit = self._from_cache(key, parse)
+        if hit is not None:
+            return hit
+        # the same request already on its way (a duplicate item): its reply, as the cache would give it
+        loop = asyncio.get_running_loop()
+        pending = self._in_flight.get(key)
+        if pending is not None and pending.get_loop() is loop:
+            answered = await asyncio.shield(pending)  # None: that call failed, this one makes its own
+            if answered is not None:
+                content, meta = answered
+                parsed = parse(content)
+                self._ledger.cache_hits += 1
+                return parsed, {k: v for k, v in meta.items() if k != "response_format"}
+        future = loop.create_future()
+        self._in_flight[key] = future
+        answered = None
+        try:
+            parsed, meta, content = await self._call_endpoint(
+                task, prompt.render(**fields), key_input, parse, json_mode=json_mode, logprobs=logprobs,
+                logprob_key=logprob_key, max_tokens=max_tokens, with_content=True)
+            answered = (content, meta)
+        finally:
+            future.set_result(answered)
+            if self._in_flight.get(key) is future:
+                del self._in_flight[key]
+        return parsed, meta
+
+    async def _call_endpoint(self, task: str, text: str, key_input: dict[str, Any], parse: Callable[[str], Any], *,
+                             json_mode: bool, logprobs: bool, logprob_key: str, max_tokens: int,
+                             with_content: bool = False):
+        """One chat task sent to the endpoint (retried, limited, cached); ``(parsed, meta)``, or
+        ``(parsed, meta, content)`` with ``with_content``."""
 
         async def attempt() -> tuple[str, dict, Any]:
             try:
@@ -582,7 +616,7 @@ class OpenAICompatJudge:
             key = self.chat_cache_key(task, key_input, json_mode, response_format=meta.get("response_format"),
                                       max_tokens=max_tokens)
             self.cache.put(key, content, {k: v for k, v in meta.items() if k != "response_format"})
-        return parsed, meta
+        return (parsed, meta, content) if with_content else (parsed, meta)
 
     # -- the Judge protocol ------------------------------------------------------------------
     async def decompose(self, answer: str) -> list[str]:

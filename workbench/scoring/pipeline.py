@@ -74,6 +74,20 @@ class ScoreOptions:
     metrics: tuple[str, ...] = METRICS
 
 
+#: items scored at once per call the adaptive limit may reach: an item waits on 2-3 round trips in a row,
+#: so several items per slot keep the slots busy while others wait for their next step
+ITEMS_PER_SLOT = 4
+ADAPTIVE_SLOTS = 64  # the connection pool of an adaptive run (judges.openai_compat.ADAPTIVE_POOL_SIZE)
+
+
+def items_in_flight_for(concurrency: int | None) -> int:
+    """Items a ``score`` run keeps in flight: twice a fixed ``concurrency`` (at least 8), else
+    ``ITEMS_PER_SLOT`` per connection an adaptive run may use (its limit grows from 1 to the pool size)."""
+    if concurrency:
+        return max(8, 2 * concurrency)
+    return ITEMS_PER_SLOT * ADAPTIVE_SLOTS
+
+
 async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: ScoreOptions) -> dict:
     """Score one item on every metric; returns its ``items.jsonl`` record.
 
