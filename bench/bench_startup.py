@@ -100,7 +100,7 @@ def main() -> None:
         heavy = [name for name in HEAVY if name in loaded]
         print(f"heavy modules imported by `workbench {args[0]}`: {', '.join(heavy) or 'none'} "
               f"({len(loaded)} modules in all)")
-    print(f"largest cumulative imports of `workbench --help` (python -X importtime, ms):")
+    print("largest cumulative imports of `workbench --help` (python -X importtime, ms):")
     for micros, name in largest_imports(sys.executable, ["--help"], env, opts.top):
         print(f"  {micros / 1000:9.1f}  {name}")
 

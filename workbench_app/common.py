@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 import hmac
 import os
-from importlib import resources
 from collections.abc import Collection, Iterator
+from importlib import resources
 from pathlib import Path
 
 import streamlit as st
