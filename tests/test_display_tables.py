@@ -118,10 +118,15 @@ def test_summary_rows_and_threshold_rows_print_no_long_floats():
                                         "Status": "trusted: written"}]
 
 
-def test_markdown_section_reads_the_glossary_of_the_shipped_guidelines():
+def test_markdown_section_reads_the_glossary_of_the_shipped_guidelines(tmp_path, monkeypatch):
     from pathlib import Path
 
+    from workbench_app.common import guidelines_text
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))  # no labels/ there: the packaged copy is read
+
     text = (Path(__file__).resolve().parent.parent / "labels" / "guidelines.md").read_text(encoding="utf-8")
+    assert text == guidelines_text()  # the checkout's link and the packaged copy are one file
     glossary = markdown_section(text, "Glossary")
     assert glossary and "Krippendorff" in glossary and "AC1" in glossary and "Quote hallucination" in glossary
     assert markdown_section("# x\n## A\none\n## B\ntwo\n", "a") == "one"

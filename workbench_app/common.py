@@ -11,6 +11,7 @@ import contextlib
 import hmac
 import os
 from collections.abc import Collection, Iterator
+from importlib import resources
 from pathlib import Path
 
 import streamlit as st
@@ -107,12 +108,21 @@ def runs_root() -> Path:
     return home() / "runs"
 
 
+#: The labelling guidelines shipped with the package (the checkout's ``labels/guidelines.md`` links here).
+PACKAGED_GUIDELINES = "workbench.calibration", "guidelines.md"
+
+
 def guidelines_text() -> str | None:
-    """The labelling guidelines (``<home>/labels/guidelines.md``, else the app's own copy)."""
-    for path in (home() / "labels" / "guidelines.md", Path(__file__).resolve().parent.parent / "labels" / "guidelines.md"):
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-    return None
+    """The labelling guidelines: ``<home>/labels/guidelines.md`` (a project's own), else the packaged copy.
+
+    The packaged copy is ``workbench/calibration/guidelines.md`` (read with ``importlib.resources``,
+    so it is found in an installed wheel as in a checkout). ``None`` only when neither exists.
+    """
+    own = home() / "labels" / "guidelines.md"
+    if own.is_file():
+        return own.read_text(encoding="utf-8")
+    packaged = resources.files(PACKAGED_GUIDELINES[0]) / PACKAGED_GUIDELINES[1]
+    return packaged.read_text(encoding="utf-8") if packaged.is_file() else None
 
 
 def pick_unit(

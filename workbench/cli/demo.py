@@ -23,8 +23,14 @@ def demo(out_dir, limit):
     """
     import time
 
+    from workbench.demo.public_sets import DATA_DIR
     from workbench.demo.run import run_demo
 
+    if not (DATA_DIR / "NOTICE").is_file():
+        echo_err(f"error: {DATA_DIR}: the bundled demo data is missing from this installation "
+                 "(reinstall workbench from a complete wheel)")
+        raise SystemExit(2)
+    echo_err(f"data: {DATA_DIR} (bundled with the package; sources and licences in its NOTICE and licenses/)")
     started = time.perf_counter()
     run_demo(Path(out_dir), limit=limit, echo=click.echo)
     echo_err(f"demo finished in {time.perf_counter() - started:.1f} s")
