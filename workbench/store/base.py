@@ -4,11 +4,15 @@ Imports nothing of the store, so every other store module can import it without 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import contextlib
 from collections.abc import Iterator
 from datetime import datetime, timezone
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
+
 
 
 class StoreError(ValueError):

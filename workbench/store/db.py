@@ -8,13 +8,17 @@ upgraded. Opening a store whose schema is current, and every read, take no write
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
-import sqlite_utils
 
 from workbench.config import default_db_path
 from workbench.store.base import LabelError, StoreError, StoreNotFoundError, now_iso, write_tx
 from workbench.store.migrations import migrate
+
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -68,6 +72,8 @@ def open_db(path: str | Path | None = None, *, create: bool = True) -> sqlite_ut
     """
     path = require_store(path) if not create else resolve_db_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    import sqlite_utils  # here, not at the top: it imports pandas, which commands that open no store skip
+
     db = sqlite_utils.Database(path, execute_plugins=False)
     # Connection settings are pragmas, which sqlite-utils has no API for (``enable_wal`` sets only
     # the journal mode). They must run outside a transaction; the timeout comes first so that

@@ -4,14 +4,18 @@ See ``workbench.store.versions`` for how a unit's text hash is made and when a u
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from collections.abc import Iterable
 
-import sqlite_utils
 
 from workbench.store.base import StoreError, now_iso, write_tx
 from workbench.store.versions import item_text_key, mark_stale_units, unit_text_hash, version_id
 from workbench.types import TASK_VALUES, EvalItem, Passage, Unit
+
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
 
 _UNIT_ORDER = "ORDER BY i.seq, u.claim_index, u.rowid"
 _QUEUE_ORDER = "ORDER BY u.item_seq, u.claim_index, u.rowid"  # the same order, from the units index

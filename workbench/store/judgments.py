@@ -1,15 +1,19 @@
 """Judges' verdicts per unit, and scoring runs."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 
-import sqlite_utils
 
 from workbench.store.base import StoreError, now_iso, write_tx
 from workbench.types import TASK_VALUES, Judgment
+
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
 
 
 def _judgment_from_row(row: dict) -> Judgment:

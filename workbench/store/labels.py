@@ -21,14 +21,16 @@ import time
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TYPE_CHECKING
 
-import sqlite_utils
 
 from workbench.store.base import LabelError, now_iso, write_tx
 from workbench.store.items import _QUEUE_ORDER, _UNIT_COLUMNS, _unit_from_row, list_units
 from workbench.store.judgments import list_judgments
 from workbench.types import TASK_VALUES, Judgment, Label, Unit
+
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
 
 ORDERS = ("sequential", "near_threshold", "helps_most", "random")
 

@@ -28,16 +28,20 @@ handed out the same way in both.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Callable
 
-import sqlite_utils
 
 from workbench.store.base import StoreError, now_iso, write_tx
 from workbench.store.items import get_item
 from workbench.store.versions import text_hash, unit_text_hash
 from workbench.types import EvalItem
 
-Migration = Callable[[sqlite_utils.Database], None]
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
+
+Migration = Callable[["sqlite_utils.Database"], None]
 
 
 def _items_and_units(db: sqlite_utils.Database) -> None:

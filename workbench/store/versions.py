@@ -21,13 +21,17 @@ the answer, or the passage), plus the item's question, and:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import hashlib
 import json
 from collections.abc import Sequence
 
-import sqlite_utils
 
 from workbench.types import EvalItem
+
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
 
 HASH_HEX = 16
 ID_HASH_HEX = 12
