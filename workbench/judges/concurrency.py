@@ -29,10 +29,13 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from workbench.judges.base import JudgeError
-from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
+if TYPE_CHECKING:
+    import openai
+else:
+    from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.parsing import ParseError, TruncatedReply
 
 T = TypeVar("T")

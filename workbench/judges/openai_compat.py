@@ -25,7 +25,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -46,7 +46,10 @@ from workbench.judges.endpoint import (  # noqa: F401  (re-exported: the request
     max_tokens_for,
     response_format_body,
 )
-from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
+if TYPE_CHECKING:
+    import openai
+else:
+    from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.parsing import (
     ParseError,
     ParseResult,

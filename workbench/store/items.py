@@ -70,7 +70,7 @@ def store_items(db: sqlite_utils.Database, items: Iterable[EvalItem]) -> dict:
     """
     counts = {"items": 0, "new": 0, "changed": 0, "unchanged": 0, "stale_units": []}
     with write_tx(db):
-        table = db["items"]
+        table = db.table("items")
         rows: dict[str, dict] = {}  # id -> the row to upsert; a repeated id updates its first row
         next_seq = _max_seq(db) + 1
         for item in items:
@@ -169,11 +169,13 @@ def store_units(db: sqlite_utils.Database, units: Iterable[Unit], *, source: str
                 "invalid units, nothing written:\n" + "\n".join(f"  unit {i + 1}: {m}" for i, m in problems), problems
             )
         now = now_iso()
-        table = db["units"]
+        table = db.table("units")
         new_rows: list[dict] = []  # rows made by this call, inserted in one batch at the end
         pending: dict[tuple, list[dict]] = {}  # the same rows by slot
         for unit in units:
-            digest = unit_text_hash(unit.task, items[unit.item_id], unit.text)
+            item = items[unit.item_id]
+            assert item is not None  # units of unknown items were refused above
+            digest = unit_text_hash(unit.task, item, unit.text)
             slot = (unit.task, unit.item_id, unit.claim_index)
             stored = list(table.rows_where(
                 "task = ? AND item_id = ? AND COALESCE(claim_index, -1) = COALESCE(?, -1)",
@@ -212,9 +214,9 @@ def _set_stale(db: sqlite_utils.Database, version: dict, stale_at: str | None, *
     """
     version["stale_at"] = stale_at
     if stored:
-        db["units"].update(version["unit_id"], {"stale_at": stale_at})
+        db.table("units").update(version["unit_id"], {"stale_at": stale_at})
         if stale_at is not None:
-            db["leases"].delete_where("unit_id = ?", [version["unit_id"]])
+            db.table("leases").delete_where("unit_id = ?", [version["unit_id"]])
 
 
 def get_unit(db: sqlite_utils.Database, unit_id: str) -> Unit | None:
@@ -261,7 +263,7 @@ def list_units(db: sqlite_utils.Database, *, task: str | None = None, item_id: s
 
 def live_tasks(db: sqlite_utils.Database) -> list[str]:
     """Tasks that have at least one live unit (one indexed lookup per task)."""
-    units = db["units"]
+    units = db.table("units")
     return [task for task in TASK_VALUES
             if next(iter(units.rows_where("task = ? AND stale_at IS NULL", [task], select="1", limit=1)), None)]
 

@@ -75,7 +75,7 @@ def add_judgments(db: sqlite_utils.Database, judgments: Iterable[Judgment]) -> i
                 "created_at": created,
                 "raw": json.dumps({**asdict(j), "created_at": created}, ensure_ascii=False, default=str),
             })
-        db["judgments"].insert_all(rows)
+        db.table("judgments").insert_all(rows)
     return len(judgments)
 
 
@@ -111,7 +111,7 @@ def record_run(db: sqlite_utils.Database, run_dir: str | Path, summary: dict) ->
     judge = summary.get("judge")
     fingerprint = judge.get("fingerprint") if isinstance(judge, dict) else judge
     with write_tx(db):
-        db["runs"].insert({"path": str(run_dir), "created_at": now_iso(), "judge": fingerprint,
+        db.table("runs").insert({"path": str(run_dir), "created_at": now_iso(), "judge": fingerprint,
                            "n_items": summary.get("n_items"), "summary": json.dumps(summary, default=str)})
 
 

@@ -125,7 +125,7 @@ def append_labels(
         if problems:
             lines = "\n".join(f"  row {i + 1}: {message}" for i, message in problems)
             raise LabelError(f"{len(problems)} problem(s) in labels, nothing written:\n{lines}", problems)
-        db["labels"].insert_all(
+        db.table("labels").insert_all(
             {
                 "unit_id": label.unit_id,
                 "task": label.task,
@@ -137,7 +137,7 @@ def append_labels(
             }
             for index, label in enumerate(labels)
         )
-        leases = db["leases"]
+        leases = db.table("leases")
         for label in labels:
             leases.delete_where("unit_id = ? AND annotator = ?", [label.unit_id, label.annotator])
     return len(labels)
@@ -199,28 +199,28 @@ def undo_last_label(db: sqlite_utils.Database, annotator: str) -> Label | None:
                                             order_by="id DESC", limit=1))
         if not rows:
             return None
-        db["labels"].update(rows[0]["id"], {"retracted_at": now_iso()})
+        db.table("labels").update(rows[0]["id"], {"retracted_at": now_iso()})
     return _label_from_row(rows[0])
 
 
-def _latest_score_rows(db: sqlite_utils.Database, task: str | None) -> Iterator[Judgment]:
-    """The latest judgment per (unit, judge, repeat) that has a score and no error."""
-    return (j for j in list_judgments(db, task=task) if j.score is not None and j.error is None)
+def _latest_score_rows(db: sqlite_utils.Database, task: str | None) -> Iterator[tuple[Judgment, float]]:
+    """The latest judgment per (unit, judge, repeat) that has a score and no error, with that score."""
+    return ((j, j.score) for j in list_judgments(db, task=task) if j.score is not None and j.error is None)
 
 
 def _latest_scores(db: sqlite_utils.Database, task: str | None) -> dict[str, float]:
     """Mean over judges and repeats of the latest non-error score per unit."""
     sums: dict[str, list[float]] = defaultdict(list)
-    for row in _latest_score_rows(db, task):
-        sums[row.unit_id].append(float(row.score))
+    for row, score in _latest_score_rows(db, task):
+        sums[row.unit_id].append(score)
     return {unit_id: sum(values) / len(values) for unit_id, values in sums.items()}
 
 
 def _latest_scores_by_judge(db: sqlite_utils.Database, task: str | None) -> dict[str, dict[str, float]]:
     """``{judge: {unit_id: mean over repeats of the latest non-error score}}``."""
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for row in _latest_score_rows(db, task):
-        values[row.judge][row.unit_id].append(float(row.score))
+    for row, score in _latest_score_rows(db, task):
+        values[row.judge][row.unit_id].append(score)
     return {judge: {u: sum(v) / len(v) for u, v in units.items()} for judge, units in values.items()}
 
 
@@ -353,7 +353,7 @@ def next_unit_for(
     # ``BEGIN IMMEDIATE`` (write_tx): the lease is read and taken under one write lock, so two
     # annotators asking at once cannot both get the same unit
     with write_tx(db):
-        leases = db["leases"]
+        leases = db.table("leases")
         leases.delete_where("expires_at <= ?", [now])
         held = list(db.query(
             f"SELECT {_UNIT_COLUMNS} FROM leases s JOIN units u ON u.unit_id = s.unit_id "
@@ -373,7 +373,7 @@ def release_lease(db: sqlite_utils.Database, annotator: str, unit_id: str | None
     where, args = "annotator = ? AND (? IS NULL OR unit_id = ?)", [annotator, unit_id, unit_id]
     with write_tx(db):
         count = db["leases"].count_where(where, args)
-        db["leases"].delete_where(where, args)
+        db.table("leases").delete_where(where, args)
     return count
 
 

@@ -1,7 +1,7 @@
 """Numbered schema migrations: a small ordered list of functions, recorded in ``_migrations``.
 
 ``MIGRATIONS`` holds ``(number, name, function)``; each function takes the ``db`` and changes
-the schema through sqlite-utils (``db[table].create``, ``create_index``, ``add_column``). ``migrate`` first reads ``_migrations`` (no lock); only when the store is behind
+the schema through sqlite-utils (``db.table(table).create``, ``create_index``, ``add_column``). ``migrate`` first reads ``_migrations`` (no lock); only when the store is behind
 does it take one write lock (``BEGIN IMMEDIATE``), re-read, and apply the missing functions in
 order, so two processes opening a blank file at once cannot both apply a migration. Never edit
 a released migration: append a new one.
@@ -46,37 +46,37 @@ Migration = Callable[["sqlite_utils.Database"], None]
 
 def _items_and_units(db: sqlite_utils.Database) -> None:
     """(1) ``items`` and ``units``."""
-    db["items"].create(
+    db.table("items").create(
         {"id": str, "seq": int, "question": str, "answer": str, "contexts": str, "reference": str,
          "gold_context_ids": str, "answerable": int, "line": int, "created_at": str, "updated_at": str},
         pk="id",
         not_null={"seq", "question", "answer", "contexts", "answerable", "created_at", "updated_at"},
         defaults={"answerable": 1},
     )
-    db["items"].create_index(["seq"], index_name="items_seq", unique=True)
-    db["units"].create(
+    db.table("items").create_index(["seq"], index_name="items_seq", unique=True)
+    db.table("units").create(
         {"unit_id": str, "task": str, "item_id": str, "claim_index": int, "text": str, "source": str,
          "created_at": str},
         pk="unit_id",
         not_null={"task", "item_id", "text", "created_at"},
         foreign_keys=[("item_id", "items", "id")],
     )
-    db["units"].create_index(["item_id", "claim_index"], index_name="units_item")
-    db["units"].create_index(["task"], index_name="units_task")
+    db.table("units").create_index(["item_id", "claim_index"], index_name="units_item")
+    db.table("units").create_index(["task"], index_name="units_task")
 
 
 def _append_only_labels(db: sqlite_utils.Database) -> None:
     """(2) ``labels``, an append-only log: triggers refuse deletes and any update but a retraction."""
-    db["labels"].create(
+    db.table("labels").create(
         {"id": int, "unit_id": str, "task": str, "annotator": str, "value": str, "note": str,
          "created_at": str, "retracted_at": str},
         pk="id",
         not_null={"unit_id", "task", "annotator", "value", "created_at"},
         foreign_keys=[("unit_id", "units", "unit_id")],
     )
-    db["labels"].create_index(["unit_id", "annotator", "id"], index_name="labels_unit_annotator")
-    db["labels"].create_index(["annotator", "id"], index_name="labels_annotator")
-    db["labels"].create_index(["task"], index_name="labels_task")
+    db.table("labels").create_index(["unit_id", "annotator", "id"], index_name="labels_unit_annotator")
+    db.table("labels").create_index(["annotator", "id"], index_name="labels_annotator")
+    db.table("labels").create_index(["task"], index_name="labels_task")
     # sqlite-utils creates triggers only for its full-text search; these two are raw SQL.
     db.execute("""CREATE TRIGGER labels_no_delete BEFORE DELETE ON labels
                BEGIN SELECT RAISE(ABORT, 'labels are append-only: rows are never deleted'); END""")
@@ -91,7 +91,7 @@ def _append_only_labels(db: sqlite_utils.Database) -> None:
 
 def _judgments_and_runs(db: sqlite_utils.Database) -> None:
     """(3) ``judgments`` (judges' verdicts per unit) and ``runs`` (scoring runs)."""
-    db["judgments"].create(
+    db.table("judgments").create(
         {"id": int, "unit_id": str, "task": str, "judge": str, "value": str, "score": float, "quote": str,
          "quote_found": int, "repeat": int, "error": str, "created_at": str, "raw": str},
         pk="id",
@@ -99,10 +99,10 @@ def _judgments_and_runs(db: sqlite_utils.Database) -> None:
         defaults={"repeat": 0},
         foreign_keys=[("unit_id", "units", "unit_id")],
     )
-    db["judgments"].create_index(["unit_id", "judge", "repeat", "id"], index_name="judgments_unit_judge")
-    db["judgments"].create_index(["task", "judge"], index_name="judgments_task_judge")
-    db["judgments"].create_index(["judge", "id"], index_name="judgments_judge")
-    db["runs"].create(
+    db.table("judgments").create_index(["unit_id", "judge", "repeat", "id"], index_name="judgments_unit_judge")
+    db.table("judgments").create_index(["task", "judge"], index_name="judgments_task_judge")
+    db.table("judgments").create_index(["judge", "id"], index_name="judgments_judge")
+    db.table("runs").create(
         {"id": int, "path": str, "created_at": str, "judge": str, "n_items": int, "summary": str},
         pk="id",
         not_null={"path", "created_at"},
@@ -111,7 +111,7 @@ def _judgments_and_runs(db: sqlite_utils.Database) -> None:
 
 def _units_are_versions(db: sqlite_utils.Database) -> None:
     """(4) Unit text hashes, staleness and queue position; leases; indexes for the label page."""
-    units = db["units"]
+    units = db.table("units")
     units.add_column("text_hash", str)
     units.add_column("stale_at", str)
     units.add_column("item_seq", int)
@@ -138,13 +138,13 @@ def _units_are_versions(db: sqlite_utils.Database) -> None:
         "CREATE INDEX labels_annotator_live ON labels(annotator, task, unit_id) WHERE retracted_at IS NULL",
     ):
         db.execute(statement)
-    db["leases"].create(
+    db.table("leases").create(
         {"unit_id": str, "annotator": str, "task": str, "expires_at": float},
         pk=("unit_id", "annotator"),
         not_null={"unit_id", "annotator", "task", "expires_at"},
         foreign_keys=[("unit_id", "units", "unit_id")],
     )
-    db["leases"].create_index(["annotator", "task"], index_name="leases_annotator")
+    db.table("leases").create_index(["annotator", "task"], index_name="leases_annotator")
 
 
 MIGRATIONS: list[tuple[int, str, Migration]] = [
@@ -160,7 +160,7 @@ _KNOWN = [number for number, _, _ in MIGRATIONS]
 
 def applied_migrations(db: sqlite_utils.Database) -> list[int]:
     """Numbers of the migrations recorded in ``_migrations`` (empty for a blank database); a read."""
-    table = db["_migrations"]
+    table = db.table("_migrations")
     if not table.exists():
         return []
     return [row["id"] for row in table.rows_where(select="id", order_by="id")]
@@ -191,7 +191,7 @@ def migrate(db: sqlite_utils.Database, *, target: int | None = None) -> list[int
     if set(wanted) <= set(applied):  # the common case: a read, no write lock taken
         return []
     with write_tx(db):
-        db["_migrations"].create({"id": int, "name": str, "applied_at": str}, pk="id",
+        db.table("_migrations").create({"id": int, "name": str, "applied_at": str}, pk="id",
                                  not_null={"name", "applied_at"}, if_not_exists=True)
         done = set(applied_migrations(db))  # again under the lock: another process may have migrated
         _refuse_unknown(sorted(done))
@@ -200,6 +200,6 @@ def migrate(db: sqlite_utils.Database, *, target: int | None = None) -> list[int
             if number in done or number > target:
                 continue
             step(db)
-            db["_migrations"].insert({"id": number, "name": name, "applied_at": now_iso()})
+            db.table("_migrations").insert({"id": number, "name": name, "applied_at": now_iso()})
             newly.append(number)
     return newly

@@ -122,5 +122,5 @@ def mark_stale_units(db: sqlite_utils.Database, item: EvalItem, *, now: str) -> 
         # one statement for all of them: ``Table.update`` changes one row per call and reads the
         # schema twice each time (about 1 ms a row: seconds when a re-import changes many items)
         db.execute(f"UPDATE units SET stale_at = ? WHERE unit_id IN ({marks})", [now, *stale])
-        db["leases"].delete_where(f"unit_id IN ({marks})", stale)  # a stale unit is never handed out again
+        db.table("leases").delete_where(f"unit_id IN ({marks})", stale)  # a stale unit is never handed out again
     return stale
