@@ -39,7 +39,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-14"
+CUE_VERSION = "refusal-cues-16"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -48,18 +48,26 @@ EMBEDDING_DIM = 256
 #: sentence vectors (each L2-normalised), so a refusal in any one sentence is not averaged away.
 EMBEDDING_FEATURES = 2 * EMBEDDING_DIM
 
+#: Further kinds of document a RAG answer may name as its source (single words; "policy", "contract",
+#: "terms", "plan" are left out: "the policy doesn't cover floods" states what the policy does).
+_DOC_NOUNS = ("syllabus|syllabi|lease|regulations?|rules|rulebook|monographs?|factsheets?|changelogs?|minutes|"
+              "transcripts?|itinerary|itineraries|timetables?|schedules?|summary|summaries|abstracts?|papers?|"
+              "study|studies|reviews?|tables?|releases|notices?|labels?|guidance|statutes?|judgements?|judgments?|"
+              "letters?|emails?|threads?|tickets?|logs?|slides|decks?|memos?|newsletters?|menus?|invoices?|"
+              "receipts?|charts?|tutorials?|instructions|appendix|appendices|bulletins?|announcements?|"
+              "agenda|glossary|roster|squad lists?|lists?|accounts|entries|resources|attachments?|screenshots?")
 _SOURCE = (r"(?:documents?|documentation|docs|context|sources?|passages?|pages?|excerpts?|materials?|knowledge base|"
            r"search(?: results?)?|results|retrieved (?:text|content|documents|passages)|handbook|manual|guide|"
            r"leaflets?|reports?|records?|texts?|articles?|files?|listings?|catalogue|catalog|filings?|"
            r"statements|references?|archives?|notes|sections?|sheet|wording|extract|information (?:i|we) have|faq|"
            r"readme|wiki|website|portal|database|dataset|spec|brochure|prospectus|circulars?|clauses?|"
            r"spreadsheet|content|help articles?|(?:what|anything|nothing) (?:i|we) (?:was |were )?(?:given|found|have)|"
-           r"what (?:i|was|we) (?:retrieved|given|found|have|handed|shared)|what i can see)")
+           r"what (?:i|was|we) (?:retrieved|given|found|have|handed|shared)|what i can see|" + _DOC_NOUNS + ")")
 #: Verbs of a source telling something (a source that does not TELL is an abstention; a source that
 #: tells that something is NOT so is an answer).
 _TELL = (r"(?:mention|say|state|cover|list|describe|discuss|document|specify|address|explain|record|report|"
          r"include|contain|give|provide|answer|refer|speak|detail|tell|show|go into|deal with|break|name|"
-         r"touch on|settle|support|confirm|let me)\w*")
+         r"touch on|settle|support|confirm|suggest|indicate|let me)\w*")
 _TOLD = (r"(?:mentioned|listed|stated|described|discussed|documented|specified|addressed|recorded|reported|"
          r"explained|detailed|given|answered|named|shown|provided|covered|included|found|available|there|here)")
 _ANSWER_VERB = (r"(?:answer|tell|say|find|provide|confirm|help|assist|give|determine|locate|comply|share|"
@@ -91,7 +99,9 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"(?:\bnot|n't) (?:something|anything|a question|what) (?:that )?(?:the |these |those |my |your |our )?(?:\w+ ){{0,2}}?"
      rf"{_SOURCE} (?:\w+ )?{_TELL}\b|"
      rf"\b{_SOURCE}\b{_GAP}\b(?:says?|contains?|gives?|mentions?|has|have|includes?|offers?) "
-     rf"(?:nothing|no (?:mention|information|details?|data|provision|answer|reference|figures?))\b|"
+     rf"(?:nothing|no \w+)\b|"
+     rf"\bnothing (?:here|there|(?:that )?(?:i|we) (?:was|were|have|had|'ve|got) \w+|(?:in|of|among) (?:the |these |those |"
+     rf"this |that |what |my |your )?\w+(?: \w+)?) (?:\w+ )?{_TELL}\b|"
      rf"\b{_SOURCE}\b{_GAP}\b(?:are|is) (?:silent|quiet|missing|out of date|older)\b|"
      rf"\b(?:neither|none) (?:of )?(?:the |these |those |my )?(?:\w+ )?{_SOURCE}\b"),
     ("not_told",
@@ -111,12 +121,12 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"\bnever (?:say|says|said|mention|mentions|describe)\b|\bassumes?\b"),
     ("source_attribution",
      rf"\baccording to\b|\bper the\b|\bas (?:stated|described|noted|explained|specified) in\b|"
-     rf"\b{_SOURCE}\b[^.;]{{0,30}}\b(?:says?|states?|confirms?|shows?|notes?|explains?|specif(?:y|ies)|reports?|"
+     rf"\b{_SOURCE}\b(?:(?!n't\b|\bnot\b|\bnever\b|\bno\b)[^.;]){{0,30}}\b(?:says?|states?|confirms?|shows?|notes?|explains?|specif(?:y|ies)|reports?|"
      rf"warns?|lists?) (?:that )?(?!nothing|no\b)"),
     ("apology", r"\b(?:sorry|apologi[sz]e|apologies|unfortunately|regrettably|afraid|i wish i could)\b"),
     ("cannot_determine",
      r"\b(?:can't|cannot|can not|impossible to|not possible to|no way to|unable to|not in a position to)\b"
-     r".{0,30}\b(?:determine|tell|say|know|establish|resolve|calculate|work out|answer|confirm|be "
+     r".{0,30}\b(?:determine|tell|say|know|establish|resolve|calculate|compute|settle|decide|conclude|work out|answer|confirm|be "
      r"(?:determined|answered|established|calculated|resolved|known))\b|\b(?:isn't|not|n't) enough "
      r"(?:information|context|detail|data|here|to go on|to answer|to tell|to work|to determine|for me)\b|"
      r"\binsufficient\b"),
@@ -210,7 +220,9 @@ _SOURCE_WORDS = frozenset(
     "record records text texts article articles file files listing listings catalogue catalog filing filings "
     "statements reference references archive archives notes section sections sheet wording extract information "
     "faq readme wiki website portal database dataset spec brochure prospectus circular circulars clause "
-    "clauses spreadsheet content help what anything nothing".split())
+    "clauses spreadsheet content help what anything nothing".split()) | frozenset(
+    w for alt in re.sub(r"\(\?:e\)\?|s\?|\?", "", _DOC_NOUNS).split("|") for w in (alt.split()[0], alt.split()[0] + "s"))
+#: (each ``_DOC_NOUNS`` alternative's first word, with and without "s": a superset, never missing one)
 _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
 #: ``source_attribution`` needs a source noun or one of these phrases.
 _ATTRIBUTION_WITHOUT_SOURCE = re.compile(r"according to|per the|as (?:stated|described|noted|explained|specified) in")
