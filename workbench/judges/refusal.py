@@ -39,7 +39,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-16"
+CUE_VERSION = "refusal-cues-17"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -82,7 +82,8 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("first_person_inability",
      rf"\bi(?:'m| am| was)? ?(?:not able|unable|can ?not|can't|cannot|couldn't|could not|won't|will not|"
      rf"wasn't able|am not in a position|'m not in a position|'d rather not|would rather not)\b.{{0,40}}\b{_ANSWER_VERB}|"
-     rf"(?:\bnot|n't|\bnothing) (?:something |anything |a question )?(?:that )?(?:i|we) (?:can|could|am able to|'m able to)\b"),
+     rf"(?:\bnot|n't|\bnothing) (?:something |anything |a question )?(?:that )?(?:i|we)(?: can| could| am able to|'m able to|"
+     rf" are able to|'re able to)\b"),
     ("first_person_cannot", r"\bi(?:'m| am)? ?(?:can't|cannot|can not|couldn't|could not|unable|not able)\b"),
     ("dont_know",
      r"\bi (?:really |honestly |simply |just )?(?:don't|do not|did not|didn't) know\b|\bno idea\b|"
@@ -93,7 +94,8 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"reliable |a |access )?\w*|\bi (?:couldn't|could not|can't|cannot|wasn't able to|was unable to|didn't|"
      r"did not) (?:find|locate|see|identify|spot)\b|\bcame up empty\b|\bdrawing a blank\b|\bi see no\b|"
      r"\bi found no(?:thing)?\b|\bi don't see\b|\bnothing (?:i|we) (?:was |were )?(?:given|found|have|had|got)\b|"
-     r"\bi (?:lack|am missing|'m missing)\b|\bi have no way\b"),
+     r"\bi (?:lack|am missing|'m missing)\b|\bi have no way\b|"
+     r"(?:\bnot|n't) (?:something|anything) (?:that )?(?:i|we) (?:have|know|hold|keep|possess|was given|were given)\b"),
     ("source_silent",
      rf"\b{_SOURCE}\b{_GAP}\b{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b|"
      rf"(?:\bnot|n't) (?:something|anything|a question|what) (?:that )?(?:the |these |those |my |your |our )?(?:\w+ ){{0,2}}?"
@@ -103,7 +105,10 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"\bnothing (?:here|there|(?:that )?(?:i|we) (?:was|were|have|had|'ve|got) \w+|(?:in|of|among) (?:the |these |those |"
      rf"this |that |what |my |your )?\w+(?: \w+)?) (?:\w+ )?{_TELL}\b|"
      rf"\b{_SOURCE}\b{_GAP}\b(?:are|is) (?:silent|quiet|missing|out of date|older)\b|"
-     rf"\b(?:neither|none) (?:of )?(?:the |these |those |my )?(?:\w+ )?{_SOURCE}\b"),
+     rf"\b(?:neither|none) (?:of )?(?:the |these |those |my )?(?:\w+ )?{_SOURCE}\b|"
+     rf"(?:n't|\bnot)\b[^.;]{{0,30}}\b{_SOURCE}\b[^.;]{{0,15}}\b{_TELL}\b[^.;]{{0,10}}\banything\b|"
+     rf"\b{_SOURCE}\b{_GAP}\b(?:stops?|ends?|runs? out|breaks? off|cuts? off|trails? off) (?:before|short|at|there)\b|"
+     rf"\b{_SOURCE}\b{_GAP}\bnever (?:gets?|goes|comes) (?:to|into|round to|as far as)\b"),
     ("not_told",
      rf"(?:n't|\bis not|\bare not|\bnot|\bnowhere|\bno \w+(?: \w+)?)\b (?:\w+ ){{0,4}}?{_TOLD}\b"
      rf"(?: (?:anywhere|here|there|to me|to us)\b|$|[.;,]| (?:in|by|among|from) (?:the |these |those |this |"
@@ -114,7 +119,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"any |what )?(?:\w+ )?{_SOURCE}\b"),
     ("silent_or_scope",
      r"\bsilent (?:on|about|regarding)\b|\boutside (?:the )?scope\b|\bbeyond (?:what|the scope)\b|"
-     r"\bdoesn't extend\b|\bdon't reach\b|\bgap in\b|\bnowhere\b"),
+     r"\bdoesn't extend\b|\bdon't reach\b|\bgap in\b|\bnowhere\b|\b(?:missing|absent) from\b|\bleft out of\b"),
     ("false_premise",
      r"\bno such\b|\bpremise\b|\bno (?:record|mention|evidence|reference|indication)\b|\bmakes? no "
      r"(?:mention|reference)\b|\bnothing (?:like|indicating)\b|\bcan't confirm\b|\bcannot confirm\b|"
@@ -125,7 +130,8 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"warns?|lists?) (?:that )?(?!nothing|no\b)"),
     ("apology", r"\b(?:sorry|apologi[sz]e|apologies|unfortunately|regrettably|afraid|i wish i could)\b"),
     ("cannot_determine",
-     r"\b(?:can't|cannot|can not|impossible to|not possible to|no way to|unable to|not in a position to)\b"
+     r"\b(?:can't|cannot|can not|impossible(?: for (?:me|us))? to|not possible(?: for (?:me|us))? to|no way(?: for (?:me|us))? to|"
+    r"unable to|not in a position to)\b"
      r".{0,30}\b(?:determine|tell|say|know|establish|resolve|calculate|compute|settle|decide|conclude|work out|answer|confirm|be "
      r"(?:determined|answered|established|calculated|resolved|known))\b|\b(?:isn't|not|n't) enough "
      r"(?:information|context|detail|data|here|to go on|to answer|to tell|to work|to determine|for me)\b|"
@@ -175,12 +181,15 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                                "rather not"),
     "first_person_cannot": ("can", "couldn't", "could not", "unable", "not able"),
     "dont_know": ("know", "idea", "sure", "certain", "aware", "tell you", "unknown"),
-    "first_person_lacks": ("have", "had", "'ve", "find", "locate", "see", "identify", "spot", "empty", "blank",
+    "first_person_lacks": ("have", "had", "'ve", "find", "locate", "see", "identify", "spot", "empty", "blank", "know",
+                           "hold", "keep", "possess", "given",
                            "found", "nothing", "lack", "missing"),
-    "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older"),
+    "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older",
+                      "stop", "end", "run", "break", "cut", "trail"),
     "not_told": ("n't", "not", "nowhere", "no "),
     "not_in_source": ("not", "n't", "nothing", "nowhere", "no "),
-    "silent_or_scope": ("silent", "outside", "beyond", "extend", "reach", "gap in", "nowhere"),
+    "silent_or_scope": ("silent", "outside", "beyond", "extend", "reach", "gap in", "nowhere", "missing from",
+                        "absent from", "left out of"),
     "false_premise": ("no such", "premise", "no record", "no mention", "no evidence", "no reference", "no indication",
                       "make", "nothing like", "nothing indicating", "confirm", "never", "assume"),
     "apology": ("sorry", "apolog", "unfortunately", "regrettably", "afraid", "wish i could"),
