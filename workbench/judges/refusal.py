@@ -39,7 +39,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-17"
+CUE_VERSION = "refusal-cues-18"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -83,7 +83,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"\bi(?:'m| am| was)? ?(?:not able|unable|can ?not|can't|cannot|couldn't|could not|won't|will not|"
      rf"wasn't able|am not in a position|'m not in a position|'d rather not|would rather not)\b.{{0,40}}\b{_ANSWER_VERB}|"
      rf"(?:\bnot|n't|\bnothing) (?:something |anything |a question )?(?:that )?(?:i|we)(?: can| could| am able to|'m able to|"
-     rf" are able to|'re able to)\b"),
+     rf" are able to|'re able to| have| know| hold| was given| were given)\b"),
     ("first_person_cannot", r"\bi(?:'m| am)? ?(?:can't|cannot|can not|couldn't|could not|unable|not able)\b"),
     ("dont_know",
      r"\bi (?:really |honestly |simply |just )?(?:don't|do not|did not|didn't) know\b|\bno idea\b|"
@@ -94,21 +94,20 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"reliable |a |access )?\w*|\bi (?:couldn't|could not|can't|cannot|wasn't able to|was unable to|didn't|"
      r"did not) (?:find|locate|see|identify|spot)\b|\bcame up empty\b|\bdrawing a blank\b|\bi see no\b|"
      r"\bi found no(?:thing)?\b|\bi don't see\b|\bnothing (?:i|we) (?:was |were )?(?:given|found|have|had|got)\b|"
-     r"\bi (?:lack|am missing|'m missing)\b|\bi have no way\b|"
-     r"(?:\bnot|n't) (?:something|anything) (?:that )?(?:i|we) (?:have|know|hold|keep|possess|was given|were given)\b"),
+     r"\bi (?:lack|am missing|'m missing)\b|\bi have no way\b"),
     ("source_silent",
-     rf"\b{_SOURCE}\b{_GAP}\b{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b|"
+     # One scan for every "<source> ... <what it does not do>" form: the alternation after the
+     # source noun is tried only where a source noun starts (much cheaper than one scan per form).
+     rf"\b{_SOURCE}\b{_GAP}\b(?:{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b|"
+     rf"(?:says?|contains?|gives?|mentions?|has|have|includes?|offers?) (?:nothing|no \w+)\b|"
+     rf"(?:are|is) (?:silent|quiet|missing|out of date|older)\b|"
+     rf"(?:stops?|ends?|runs? out|breaks? off|cuts? off|trails? off) (?:before|short|at|there)\b|"
+     rf"never (?:gets?|goes|comes) (?:to|into|round to|as far as)\b)|"
      rf"(?:\bnot|n't) (?:something|anything|a question|what) (?:that )?(?:the |these |those |my |your |our )?(?:\w+ ){{0,2}}?"
      rf"{_SOURCE} (?:\w+ )?{_TELL}\b|"
-     rf"\b{_SOURCE}\b{_GAP}\b(?:says?|contains?|gives?|mentions?|has|have|includes?|offers?) "
-     rf"(?:nothing|no \w+)\b|"
      rf"\bnothing (?:here|there|(?:that )?(?:i|we) (?:was|were|have|had|'ve|got) \w+|(?:in|of|among) (?:the |these |those |"
      rf"this |that |what |my |your )?\w+(?: \w+)?) (?:\w+ )?{_TELL}\b|"
-     rf"\b{_SOURCE}\b{_GAP}\b(?:are|is) (?:silent|quiet|missing|out of date|older)\b|"
-     rf"\b(?:neither|none) (?:of )?(?:the |these |those |my )?(?:\w+ )?{_SOURCE}\b|"
-     rf"(?:n't|\bnot)\b[^.;]{{0,30}}\b{_SOURCE}\b[^.;]{{0,15}}\b{_TELL}\b[^.;]{{0,10}}\banything\b|"
-     rf"\b{_SOURCE}\b{_GAP}\b(?:stops?|ends?|runs? out|breaks? off|cuts? off|trails? off) (?:before|short|at|there)\b|"
-     rf"\b{_SOURCE}\b{_GAP}\bnever (?:gets?|goes|comes) (?:to|into|round to|as far as)\b"),
+     rf"\b(?:neither|none) (?:of )?(?:the |these |those |my )?(?:\w+ )?{_SOURCE}\b"),
     ("not_told",
      rf"(?:n't|\bis not|\bare not|\bnot|\bnowhere|\bno \w+(?: \w+)?)\b (?:\w+ ){{0,4}}?{_TOLD}\b"
      rf"(?: (?:anywhere|here|there|to me|to us)\b|$|[.;,]| (?:in|by|among|from) (?:the |these |those |this |"
@@ -178,11 +177,10 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
 #: changes a cue on the bundled answers).
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "first_person_inability": ("able", "can", "could", "won't", "will not", "not in a position",
-                               "rather not"),
+                               "rather not", "have", "know", "hold", "given"),
     "first_person_cannot": ("can", "couldn't", "could not", "unable", "not able"),
     "dont_know": ("know", "idea", "sure", "certain", "aware", "tell you", "unknown"),
-    "first_person_lacks": ("have", "had", "'ve", "find", "locate", "see", "identify", "spot", "empty", "blank", "know",
-                           "hold", "keep", "possess", "given",
+    "first_person_lacks": ("have", "had", "'ve", "find", "locate", "see", "identify", "spot", "empty", "blank",
                            "found", "nothing", "lack", "missing"),
     "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older",
                       "stop", "end", "run", "break", "cut", "trail"),
