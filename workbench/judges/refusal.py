@@ -39,7 +39,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-18"
+CUE_VERSION = "refusal-cues-19"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -62,7 +62,9 @@ _SOURCE = (r"(?:documents?|documentation|docs|context|sources?|passages?|pages?|
            r"statements|references?|archives?|notes|sections?|sheet|wording|extract|information (?:i|we) have|faq|"
            r"readme|wiki|website|portal|database|dataset|spec|brochure|prospectus|circulars?|clauses?|"
            r"spreadsheet|content|help articles?|(?:what|anything|nothing) (?:i|we) (?:was |were )?(?:given|found|have)|"
-           r"what (?:i|was|we) (?:retrieved|given|found|have|handed|shared)|what i can see|" + _DOC_NOUNS + ")")
+           r"what (?:i|was|we) (?:retrieved|given|found|have|handed|shared)|what i can see|" + _DOC_NOUNS +
+           # any thing the user handed over is a source: "the outline you uploaded", "the card you sent"
+           r"|(?:you|i was|we were) (?:uploaded|sent|shared|attached|linked|supplied|forwarded|pasted))")
 #: Verbs of a source telling something (a source that does not TELL is an abstention; a source that
 #: tells that something is NOT so is an answer).
 _TELL = (r"(?:mention|say|state|cover|list|describe|discuss|document|specify|address|explain|record|report|"
@@ -113,7 +115,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"(?: (?:anywhere|here|there|to me|to us)\b|$|[.;,]| (?:in|by|among|from) (?:the |these |those |this |"
      rf"my |your |our |any |what )?(?:\w+ ){{0,2}}?{_SOURCE}\b)"),
     ("not_in_source",
-     rf"(?:\bnot|n't|\bnothing|\bnowhere|\bno (?:mention|information|reference|record|details?|data|provision|answer))\b"
+     rf"(?:\bnot|n't|\bnothing|\bnowhere|\bno (?:mention|information|reference|record|details?|data|provision|answer|trace|sign|word))\b"
      rf"[^.;]{{0,50}}\b(?:in|by|from|within|among|about)\b (?:the |these |those |this |that |my |your |our |"
      rf"any |what )?(?:\w+ )?{_SOURCE}\b"),
     ("silent_or_scope",
@@ -227,7 +229,8 @@ _SOURCE_WORDS = frozenset(
     "record records text texts article articles file files listing listings catalogue catalog filing filings "
     "statements reference references archive archives notes section sections sheet wording extract information "
     "faq readme wiki website portal database dataset spec brochure prospectus circular circulars clause "
-    "clauses spreadsheet content help what anything nothing".split()) | frozenset(
+    "clauses spreadsheet content help what anything nothing uploaded sent shared attached linked supplied "
+    "forwarded pasted".split()) | frozenset(
     w for alt in re.sub(r"\(\?:e\)\?|s\?|\?", "", _DOC_NOUNS).split("|") for w in (alt.split()[0], alt.split()[0] + "s"))
 #: (each ``_DOC_NOUNS`` alternative's first word, with and without "s": a superset, never missing one)
 _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
