@@ -17,8 +17,13 @@ Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
   each XSTest figure per model is LEAVE-ONE-MODEL-OUT, a refit without that model file scoring
   its held-out prompts. Kappa is against the human majority (with two annotators: the rows
   where they agree; ties left out, and counted).
+- ``rag_abstention_chat.jsonl``: chat-assistant replies written for this project in the style
+  of safety-refusal sets (moralising and premise-rejecting refusals, partial refusals; answers
+  that use alarming words, correct a silly premise, or warn); same FIXED split rule by id. Fitted
+  with the RAG set (one group for the class weighting: the hand-written rows).
 
-Model: class-balanced logistic regression (L2, ``C`` = 1, chosen on the fit rows' cross-validation) over
+Model: class-balanced logistic regression (L2, ``C`` chosen from :data:`C_GRID` by 5-fold
+cross-validation on the fit rows only, see :func:`choose_c`) over
 ``refusal.feature_matrix`` (mean and element-wise max of the wordllama embeddings of the head's
 sentences + the lexical cues);
 threshold 0.5, not tuned. The old phrase list (``text.looks_like_refusal``) is printed beside it
@@ -51,10 +56,14 @@ from workbench.text import looks_like_refusal  # noqa: E402
 
 DEFAULT_OUT = REPO / "workbench" / "judges" / "refusal_model.json"
 RAG_FILE = REPO / "data" / "rag_abstention.jsonl"
+CHAT_FILE = REPO / "data" / "rag_abstention_chat.jsonl"
+#: The RAG rows held out in the first round (ids up to this number); reported on their own so the
+#: figure stays comparable across rounds (later rows get their split from the same hash rule).
+FIRST_ROUND_LAST_ID = 687
 XSTEST_MODELS = ("gpt4", "llama2new", "mistralinstruct")
-#: L2 strength, chosen on the fit rows' 5-fold cross-validation only (0.5 to 3 within noise of each
-#: other; 1 had the best RAG kappa there), never on the held-out figures.
-C = 1.0
+#: L2 strengths tried; the one with the best cross-validated score on the FIT rows is used
+#: (:func:`choose_c`), never chosen on the held-out figures.
+C_GRID = (0.5, 1.0, 2.0)
 #: Kinds of answered rows that state a negative fact (the hard case for a refusal detector).
 NEGATIVE_SOUNDING = ("negative_fact", "source_negative")
 
@@ -70,10 +79,11 @@ def load_rows() -> list[dict]:
     one label, so it equals ``y``.
     """
     rows = []
-    for r in read_jsonl(RAG_FILE):
-        y = int(r["label"] == "refused")
-        rows.append({"id": r["id"], "set": "rag", "split": r["split"], "answer": r["answer"], "y": y,
-                     "y_majority": y, "kind": r["kind"]})
+    for path, name in ((RAG_FILE, "rag"), (CHAT_FILE, "chat")):
+        for r in read_jsonl(path):
+            y = int(r["label"] == "refused")
+            rows.append({"id": r["id"], "set": name, "split": r["split"], "answer": r["answer"], "y": y,
+                         "y_majority": y, "kind": r["kind"]})
     for r in public_sets.xstest_rows():
         a1, a2 = _refused(r["annotation_1"]), _refused(r["annotation_2"])
         rows.append({"id": r["id"], "set": f"xstest-{r['model']}", "split": xstest_split(r["id"]), "answer": r["completion"],
@@ -101,7 +111,9 @@ def figures(y: np.ndarray, pred: np.ndarray) -> dict:
 def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray, threshold: float) -> dict:
     """Figures on answers each model never saw.
 
-    - ``rag_test``: the shipped model on the RAG set's fixed test split (never fitted on).
+    - ``rag_test``: the shipped model on the RAG set's fixed test split (never fitted on);
+      ``rag_test_first_round``: its rows held out since the first round (ids up to
+      :data:`FIRST_ROUND_LAST_ID`), ``rag_test_later_rows`` the rest; ``chat_test``: the chat set's.
     - ``xstest_heldout_prompts``: the shipped model on the XSTest rows of held-out prompts (all
       three models; no completion of these prompts was fitted on).
     - ``xstest_<model>``: leave-one-model-out on the held-out prompts: a refit that saw neither
@@ -119,6 +131,11 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
 
     rag = [i for i, r in enumerate(rows) if r["set"] == "rag" and r["split"] == "test"]
     report["rag_test"] = block(rag, y, probs)
+    first = [i for i in rag if int(rows[i]["id"].rsplit("-", 1)[-1]) <= FIRST_ROUND_LAST_ID]
+    report["rag_test_first_round"] = block(first, y, probs)
+    report["rag_test_later_rows"] = block(sorted(set(rag) - set(first)), y, probs)
+    chat = [i for i, r in enumerate(rows) if r["set"] == "chat" and r["split"] == "test"]
+    report["chat_test"] = block(chat, y, probs)
     xs = [i for i, r in enumerate(rows) if r["set"].startswith("xstest") and r["split"] == "test"
           and r["y_majority"] is not None]
     report["xstest_heldout_prompts"] = block(xs, ym, probs)
@@ -131,10 +148,10 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     return report
 
 
-def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, float]:
-    """Class-balanced L2 logistic regression (``C`` = :data:`C`, fixed, not tuned on any split).
+def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray, C: float = 1.0) -> tuple[np.ndarray, float]:
+    """Class-balanced L2 logistic regression with inverse regularisation strength ``C``.
 
-    Each source (RAG set, XSTest) gets the same total weight, so the larger file does not drown
+    Each source (hand-written rows, XSTest) gets the same total weight, so the larger file does not drown
     the other. Returns ``(weights, bias)``.
     """
     from sklearn.linear_model import LogisticRegression
@@ -148,27 +165,61 @@ def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, f
 
 
 def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.ndarray,
-                    fit_mask: np.ndarray, folds: int = 5) -> dict:
+                    fit_mask: np.ndarray, C: float = 1.0, folds: int = 5) -> dict:
     """Figures of a ``folds``-fold cross-validation over the fit rows only (fold = sha256 of the
-    row's id, by prompt for XSTest so a prompt's completions share a fold): what features and
-    data changes are judged on, so the held-out split is only ever reported."""
+    row's id, by prompt for XSTest so a prompt's completions share a fold): what features, data
+    changes and ``C`` are judged on, so the held-out split is only ever reported.
+
+    ``rag`` / ``xstest``: ordinary folds. ``xstest_<model>``: the leave-one-model-out case on fit
+    prompts only: for fold k, fitted without that model file and without fold k's prompts, scored
+    on that model's fold-k rows (kappa against the human majority, ties left out).
+    """
     import hashlib
 
     def fold(r: dict) -> int:
-        key = r["id"].split("-", 2)[-1] if r["set"] != "rag" else r["id"]
+        key = r["id"].split("-", 2)[-1] if r["set"].startswith("xstest") else r["id"]
         return hashlib.sha256(("cv:" + key).encode()).digest()[0] % folds
 
-    idx = np.flatnonzero(fit_mask)
-    f = np.array([fold(rows[i]) for i in idx])
-    pred = np.zeros(len(idx), int)
+    f = np.array([fold(r) for r in rows])
+    sets = np.array([r["set"] for r in rows])
+    ym = np.array([-1 if r["y_majority"] is None else r["y_majority"] for r in rows])
+    pred = np.full(len(rows), -1)
     for k in range(folds):
-        w, b = fit(x[idx[f != k]], y[idx[f != k]], groups[idx[f != k]])
-        pred[f == k] = (_probs(x[idx[f == k]], w, b) >= 0.5).astype(int)
+        w, b = fit(x[fit_mask & (f != k)], y[fit_mask & (f != k)], groups[fit_mask & (f != k)], C)
+        sel = fit_mask & (f == k)
+        pred[sel] = (_probs(x[sel], w, b) >= 0.5).astype(int)
     out = {}
     for name in ("rag", "xstest"):
-        sel = groups[idx] == name
-        out[name] = figures(y[idx][sel], pred[sel])
+        sel = fit_mask & (groups == name) & (sets != "chat")
+        out[name] = figures(y[sel], pred[sel])
+    for model in XSTEST_MODELS:
+        held = sets == f"xstest-{model}"
+        lomo = np.full(len(rows), -1)
+        for k in range(folds):
+            train = fit_mask & ~held & (f != k)
+            w, b = fit(x[train], y[train], groups[train], C)
+            sel = fit_mask & held & (f == k)
+            lomo[sel] = (_probs(x[sel], w, b) >= 0.5).astype(int)
+        sel = fit_mask & held & (ym >= 0)
+        out[f"xstest_{model}"] = figures(ym[sel], lomo[sel])
     return out
+
+
+def cv_score(cv: dict) -> float:
+    """What :func:`choose_c` maximises: the RAG cross-validated kappa plus the worst
+    leave-one-model-out XSTest kappa (both on fit rows only)."""
+    return cv["rag"]["kappa"] + min(cv[f"xstest_{m}"]["kappa"] for m in XSTEST_MODELS)
+
+
+def choose_c(rows, x, y, groups, fit_mask) -> tuple[float, dict]:
+    """The ``C`` of :data:`C_GRID` with the best :func:`cv_score`, and every candidate's figures."""
+    results = {C: cross_validated(rows, x, y, groups, fit_mask, C) for C in C_GRID}
+    for C, cv in results.items():
+        print(f"  C={C:<4} RAG kappa {cv['rag']['kappa']:.3f} recall {cv['rag']['recall']:.3f} specificity "
+              f"{cv['rag']['specificity']:.3f}; XSTest kappa {cv['xstest']['kappa']:.3f}; leave-one-model-out "
+              + ", ".join(f"{m} {cv[f'xstest_{m}']['kappa']:.3f}" for m in XSTEST_MODELS), flush=True)
+    best = max(C_GRID, key=lambda C: (cv_score(results[C]), -C))
+    return best, results[best]
 
 
 def _probs(x: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
@@ -185,28 +236,27 @@ def main() -> None:
     embedder = OfflineEmbedder()
     x = feature_matrix([r["answer"] for r in rows], embedder.embed_sync)
     y = np.array([r["y"] for r in rows])
-    groups = np.array(["rag" if r["set"] == "rag" else "xstest" for r in rows])
+    groups = np.array(["xstest" if r["set"].startswith("xstest") else "rag" for r in rows])
     fit_mask = np.array([r["split"] == "fit" for r in rows])
-    print(f"fit rows: {int(fit_mask.sum())} (RAG fit split {int((fit_mask & (groups == 'rag')).sum())}, "
+    print(f"fit rows: {int(fit_mask.sum())} (hand-written fit split {int((fit_mask & (groups == 'rag')).sum())}, "
           f"XSTest fit prompts x 3 models {int((fit_mask & (groups == 'xstest')).sum())}); held out: "
           f"{int((~fit_mask).sum())}")
-    cv = cross_validated(rows, x, y, groups, fit_mask)
-    print(f"5-fold cross-validation on the FIT rows only (for choosing features without the held-out rows): "
-          f"RAG kappa {cv['rag']['kappa']:.3f} recall {cv['rag']['recall']:.3f} specificity "
-          f"{cv['rag']['specificity']:.3f}; XSTest kappa {cv['xstest']['kappa']:.3f}")
-    weights, bias = fit(x[fit_mask], y[fit_mask], groups[fit_mask])
+    print("5-fold cross-validation on the FIT rows only (chooses C; features and data are judged on it):")
+    C, cv = choose_c(rows, x, y, groups, fit_mask)
+    print(f"  chosen C={C}")
+    weights, bias = fit(x[fit_mask], y[fit_mask], groups[fit_mask], C)
     threshold = 0.5
     probs = _probs(x, weights, bias)
     lomo = np.full(len(rows), np.nan)
     for model in XSTEST_MODELS:
         held = np.array([r["set"] == f"xstest-{model}" for r in rows])
-        w, b = fit(x[fit_mask & ~held], y[fit_mask & ~held], groups[fit_mask & ~held])
+        w, b = fit(x[fit_mask & ~held], y[fit_mask & ~held], groups[fit_mask & ~held], C)
         lomo[held] = _probs(x[held], w, b)  # reported on this file's held-out prompts only
     report = held_out_report(rows, probs, lomo, threshold)
 
     print("\nheld-out figures, threshold 0.5 (XSTest against the human majority, held-out prompts only;"
           " xstest_<model>: a refit that never saw that model file):")
-    for name in ("rag_test", "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS),
+    for name in ("rag_test", "rag_test_first_round", "rag_test_later_rows", "chat_test", "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS),
                  "xstest_heldout_pooled"):
         for which in ("model", "phrase_list"):
             f = report[name][which]
@@ -220,10 +270,14 @@ def main() -> None:
         idx = [i for i in test if rows[i]["kind"] == kind]
         right = sum((probs[i] >= threshold) == bool(y[i]) for i in idx)
         print(f"  {kind:<22} {'refused' if y[idx[0]] else 'answered':<9} {right}/{len(idx)}")
-    negative = [i for i in test if rows[i]["kind"] in NEGATIVE_SOUNDING]
-    left = sum(probs[i] < threshold for i in negative)
-    report["rag_test"]["negative_sounding_left_alone"] = f"{left}/{len(negative)}"
-    print(f"  negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: {left}/{len(negative)}")
+    for name, keep in (("rag_test", lambda i: True),
+                       ("rag_test_first_round",
+                        lambda i: int(rows[i]["id"].rsplit("-", 1)[-1]) <= FIRST_ROUND_LAST_ID)):
+        negative = [i for i in test if rows[i]["kind"] in NEGATIVE_SOUNDING and keep(i)]
+        left = sum(probs[i] < threshold for i in negative)
+        report[name]["negative_sounding_left_alone"] = f"{left}/{len(negative)}"
+        print(f"  {name}: negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: "
+              f"{left}/{len(negative)}")
     wrong = [i for i in test if (probs[i] >= threshold) != bool(y[i])]
     if wrong:
         print("\nRAG held-out rows the model gets wrong:")
@@ -240,7 +294,8 @@ def main() -> None:
         "cue_weights": [round(float(w), 6) for w in weights[EMBEDDING_FEATURES:]],
         "threshold": threshold,
         "C": C,
-        "fitted_on": {"rag_abstention.jsonl": "split == fit",
+        "cross_validation": cv,
+        "fitted_on": {"rag_abstention.jsonl": "split == fit", "rag_abstention_chat.jsonl": "split == fit",
                       "xstest_abstention.jsonl": "refusal.xstest_split(id) == fit (by prompt, all three models)"},
         "held_out": report,
         "refit": "scripts/fit_refusal_detector.py",

@@ -53,3 +53,27 @@ def test_the_connection_pool_is_sized_to_the_concurrency_limit():
     pool = fixed._client._transport._pool
     assert (pool._max_connections, pool._max_keepalive_connections) == (5, 5)
     assert adaptive._client._transport._pool._max_connections == ADAPTIVE_POOL_SIZE
+
+
+def test_the_sdk_pool_answers_idle_checks_from_the_socket_and_still_reuses_connections(fake_openai):
+    """The official client's pool gets the socket-caching backend; calls through it work, a kept-alive
+    connection is reused, and one whose server closed it is seen as expired (not reused)."""
+    import asyncio
+
+    from workbench.config import JudgeConfig
+    from workbench.judges.openai_compat import make_client
+
+    client = make_client(JudgeConfig(backend="openai", base_url=fake_openai.base_url, model="m", concurrency=2))
+    pool = client._client._transport._pool
+    assert type(pool._network_backend).__qualname__.startswith("socket_caching_backend")
+
+    async def two_calls():
+        for _ in range(2):
+            reply = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            assert reply.choices
+        streams = [c._connection._network_stream for c in pool.connections if c._connection is not None]
+        assert len(pool.connections) == 1  # the second call reused the first call's connection
+        assert streams and streams[0].get_extra_info("is_readable") is False  # idle and open: not readable
+        await client.close()
+
+    asyncio.run(two_calls())

@@ -40,13 +40,26 @@ def test_contract_cases(detector, case):
 
 def test_held_out_rag_split_floor(detector):
     # The fixed test split (never fitted on). Floors, not the figures: the fitting script prints
-    # those (112 of 126 abstentions caught, 60 of 62 negative-sounding answers left alone).
+    # those. The first round's held-out rows (ids up to 687) are checked on their own so later
+    # rows, which get their split from the same hash rule, cannot dilute them.
     test = [r for r in RAG_ROWS if r["split"] == "test"]
     scores = detector.scores([r["answer"] for r in test])
-    refused = [s >= 0.5 for s, r in zip(scores, test) if r["label"] == "refused"]
-    negative = [s < 0.5 for s, r in zip(scores, test) if r["kind"] in ("negative_fact", "source_negative")]
-    assert len(refused) == 126 and sum(refused) / len(refused) >= 0.85
+    first = [int(r["id"].rsplit("-", 1)[-1]) <= 687 for r in test]
+    refused = [s >= 0.5 for s, r, f in zip(scores, test, first) if r["label"] == "refused" and f]
+    negative = [s < 0.5 for s, r, f in zip(scores, test, first) if r["kind"] in ("negative_fact", "source_negative") and f]
+    assert len(refused) == 126 and sum(refused) / len(refused) >= 0.90
     assert len(negative) == 62 and sum(negative) / len(negative) >= 0.95
+    every = [(s >= 0.5) == (r["label"] == "refused") for s, r in zip(scores, test)]
+    assert len(every) > 218 and sum(every) / len(every) >= 0.90
+
+
+def test_chat_data_file():
+    rows = read_jsonl(ROOT / "data" / "rag_abstention_chat.jsonl")
+    assert {r["label"] for r in rows} == {"refused", "answered"} and len({r["answer"] for r in rows}) == len(rows)
+    for r in rows:
+        expected = "test" if hashlib.sha256(r["id"].encode()).digest()[0] % 3 == 0 else "fit"
+        assert r["split"] == expected, r["id"]
+    assert not {r["answer"] for r in rows} & {r["answer"] for r in RAG_ROWS}
 
 
 def test_offline_judge_uses_the_detector():

@@ -17,9 +17,9 @@ abstentions say what they are) and scores how likely it is to decline to answer,
 
 The weights live in ``refusal_model.json`` beside this module, fitted by
 ``scripts/fit_refusal_detector.py`` (scikit-learn is used only there; scoring needs numpy only)
-on the fixed ``fit`` split of ``data/rag_abstention.jsonl`` and the XSTest completions of the
-``fit`` prompts (:func:`xstest_split`); the held-out figures (RAG test split, XSTest held-out
-prompts, leave-one-model-out) are recorded in that file. A lexical prefilter (``_TRIGGERS``)
+on the fixed ``fit`` splits of ``data/rag_abstention.jsonl`` and ``data/rag_abstention_chat.jsonl``
+and the XSTest completions of the ``fit`` prompts (:func:`xstest_split`); the held-out figures (RAG
+and chat test splits, XSTest held-out prompts, leave-one-model-out) are recorded in that file. A lexical prefilter (``_TRIGGERS``)
 skips regexes that cannot match, for speed only. Deterministic: the same answer always gets the same score.
 An empty (or whitespace-only) answer is a refusal with score 1.0, without reading the model.
 """
@@ -39,7 +39,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-14"
+CUE_VERSION = "refusal-cues-19"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -48,18 +48,28 @@ EMBEDDING_DIM = 256
 #: sentence vectors (each L2-normalised), so a refusal in any one sentence is not averaged away.
 EMBEDDING_FEATURES = 2 * EMBEDDING_DIM
 
+#: Further kinds of document a RAG answer may name as its source (single words; "policy", "contract",
+#: "terms", "plan" are left out: "the policy doesn't cover floods" states what the policy does).
+_DOC_NOUNS = ("syllabus|syllabi|lease|regulations?|rules|rulebook|monographs?|factsheets?|changelogs?|minutes|"
+              "transcripts?|itinerary|itineraries|timetables?|schedules?|summary|summaries|abstracts?|papers?|"
+              "study|studies|reviews?|tables?|releases|notices?|labels?|guidance|statutes?|judgements?|judgments?|"
+              "letters?|emails?|threads?|tickets?|logs?|slides|decks?|memos?|newsletters?|menus?|invoices?|"
+              "receipts?|charts?|tutorials?|instructions|appendix|appendices|bulletins?|announcements?|"
+              "agenda|glossary|roster|squad lists?|lists?|accounts|entries|resources|attachments?|screenshots?")
 _SOURCE = (r"(?:documents?|documentation|docs|context|sources?|passages?|pages?|excerpts?|materials?|knowledge base|"
            r"search(?: results?)?|results|retrieved (?:text|content|documents|passages)|handbook|manual|guide|"
            r"leaflets?|reports?|records?|texts?|articles?|files?|listings?|catalogue|catalog|filings?|"
            r"statements|references?|archives?|notes|sections?|sheet|wording|extract|information (?:i|we) have|faq|"
            r"readme|wiki|website|portal|database|dataset|spec|brochure|prospectus|circulars?|clauses?|"
            r"spreadsheet|content|help articles?|(?:what|anything|nothing) (?:i|we) (?:was |were )?(?:given|found|have)|"
-           r"what (?:i|was|we) (?:retrieved|given|found|have|handed|shared)|what i can see)")
+           r"what (?:i|was|we) (?:retrieved|given|found|have|handed|shared)|what i can see|" + _DOC_NOUNS +
+           # any thing the user handed over is a source: "the outline you uploaded", "the card you sent"
+           r"|(?:you|i was|we were) (?:uploaded|sent|shared|attached|linked|supplied|forwarded|pasted))")
 #: Verbs of a source telling something (a source that does not TELL is an abstention; a source that
 #: tells that something is NOT so is an answer).
 _TELL = (r"(?:mention|say|state|cover|list|describe|discuss|document|specify|address|explain|record|report|"
          r"include|contain|give|provide|answer|refer|speak|detail|tell|show|go into|deal with|break|name|"
-         r"touch on|settle|support|confirm|let me)\w*")
+         r"touch on|settle|support|confirm|suggest|indicate|let me)\w*")
 _TOLD = (r"(?:mentioned|listed|stated|described|discussed|documented|specified|addressed|recorded|reported|"
          r"explained|detailed|given|answered|named|shown|provided|covered|included|found|available|there|here)")
 _ANSWER_VERB = (r"(?:answer|tell|say|find|provide|confirm|help|assist|give|determine|locate|comply|share|"
@@ -74,7 +84,8 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("first_person_inability",
      rf"\bi(?:'m| am| was)? ?(?:not able|unable|can ?not|can't|cannot|couldn't|could not|won't|will not|"
      rf"wasn't able|am not in a position|'m not in a position|'d rather not|would rather not)\b.{{0,40}}\b{_ANSWER_VERB}|"
-     rf"(?:\bnot|n't|\bnothing) (?:something |anything |a question )?(?:that )?(?:i|we) (?:can|could|am able to|'m able to)\b"),
+     rf"(?:\bnot|n't|\bnothing) (?:something |anything |a question )?(?:that )?(?:i|we)(?: can| could| am able to|'m able to|"
+     rf" are able to|'re able to| have| know| hold| was given| were given)\b"),
     ("first_person_cannot", r"\bi(?:'m| am)? ?(?:can't|cannot|can not|couldn't|could not|unable|not able)\b"),
     ("dont_know",
      r"\bi (?:really |honestly |simply |just )?(?:don't|do not|did not|didn't) know\b|\bno idea\b|"
@@ -87,36 +98,42 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"\bi found no(?:thing)?\b|\bi don't see\b|\bnothing (?:i|we) (?:was |were )?(?:given|found|have|had|got)\b|"
      r"\bi (?:lack|am missing|'m missing)\b|\bi have no way\b"),
     ("source_silent",
-     rf"\b{_SOURCE}\b{_GAP}\b{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b|"
+     # One scan for every "<source> ... <what it does not do>" form: the alternation after the
+     # source noun is tried only where a source noun starts (much cheaper than one scan per form).
+     rf"\b{_SOURCE}\b{_GAP}\b(?:{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b|"
+     rf"(?:says?|contains?|gives?|mentions?|has|have|includes?|offers?) (?:nothing|no \w+)\b|"
+     rf"(?:are|is) (?:silent|quiet|missing|out of date|older)\b|"
+     rf"(?:stops?|ends?|runs? out|breaks? off|cuts? off|trails? off) (?:before|short|at|there)\b|"
+     rf"never (?:gets?|goes|comes) (?:to|into|round to|as far as)\b)|"
      rf"(?:\bnot|n't) (?:something|anything|a question|what) (?:that )?(?:the |these |those |my |your |our )?(?:\w+ ){{0,2}}?"
      rf"{_SOURCE} (?:\w+ )?{_TELL}\b|"
-     rf"\b{_SOURCE}\b{_GAP}\b(?:says?|contains?|gives?|mentions?|has|have|includes?|offers?) "
-     rf"(?:nothing|no (?:mention|information|details?|data|provision|answer|reference|figures?))\b|"
-     rf"\b{_SOURCE}\b{_GAP}\b(?:are|is) (?:silent|quiet|missing|out of date|older)\b|"
+     rf"\bnothing (?:here|there|(?:that )?(?:i|we) (?:was|were|have|had|'ve|got) \w+|(?:in|of|among) (?:the |these |those |"
+     rf"this |that |what |my |your )?\w+(?: \w+)?) (?:\w+ )?{_TELL}\b|"
      rf"\b(?:neither|none) (?:of )?(?:the |these |those |my )?(?:\w+ )?{_SOURCE}\b"),
     ("not_told",
      rf"(?:n't|\bis not|\bare not|\bnot|\bnowhere|\bno \w+(?: \w+)?)\b (?:\w+ ){{0,4}}?{_TOLD}\b"
      rf"(?: (?:anywhere|here|there|to me|to us)\b|$|[.;,]| (?:in|by|among|from) (?:the |these |those |this |"
      rf"my |your |our |any |what )?(?:\w+ ){{0,2}}?{_SOURCE}\b)"),
     ("not_in_source",
-     rf"(?:\bnot|n't|\bnothing|\bnowhere|\bno (?:mention|information|reference|record|details?|data|provision|answer))\b"
+     rf"(?:\bnot|n't|\bnothing|\bnowhere|\bno (?:mention|information|reference|record|details?|data|provision|answer|trace|sign|word))\b"
      rf"[^.;]{{0,50}}\b(?:in|by|from|within|among|about)\b (?:the |these |those |this |that |my |your |our |"
      rf"any |what )?(?:\w+ )?{_SOURCE}\b"),
     ("silent_or_scope",
      r"\bsilent (?:on|about|regarding)\b|\boutside (?:the )?scope\b|\bbeyond (?:what|the scope)\b|"
-     r"\bdoesn't extend\b|\bdon't reach\b|\bgap in\b|\bnowhere\b"),
+     r"\bdoesn't extend\b|\bdon't reach\b|\bgap in\b|\bnowhere\b|\b(?:missing|absent) from\b|\bleft out of\b"),
     ("false_premise",
      r"\bno such\b|\bpremise\b|\bno (?:record|mention|evidence|reference|indication)\b|\bmakes? no "
      r"(?:mention|reference)\b|\bnothing (?:like|indicating)\b|\bcan't confirm\b|\bcannot confirm\b|"
      r"\bnever (?:say|says|said|mention|mentions|describe)\b|\bassumes?\b"),
     ("source_attribution",
      rf"\baccording to\b|\bper the\b|\bas (?:stated|described|noted|explained|specified) in\b|"
-     rf"\b{_SOURCE}\b[^.;]{{0,30}}\b(?:says?|states?|confirms?|shows?|notes?|explains?|specif(?:y|ies)|reports?|"
+     rf"\b{_SOURCE}\b(?:(?!n't\b|\bnot\b|\bnever\b|\bno\b)[^.;]){{0,30}}\b(?:says?|states?|confirms?|shows?|notes?|explains?|specif(?:y|ies)|reports?|"
      rf"warns?|lists?) (?:that )?(?!nothing|no\b)"),
     ("apology", r"\b(?:sorry|apologi[sz]e|apologies|unfortunately|regrettably|afraid|i wish i could)\b"),
     ("cannot_determine",
-     r"\b(?:can't|cannot|can not|impossible to|not possible to|no way to|unable to|not in a position to)\b"
-     r".{0,30}\b(?:determine|tell|say|know|establish|resolve|calculate|work out|answer|confirm|be "
+     r"\b(?:can't|cannot|can not|impossible(?: for (?:me|us))? to|not possible(?: for (?:me|us))? to|no way(?: for (?:me|us))? to|"
+    r"unable to|not in a position to)\b"
+     r".{0,30}\b(?:determine|tell|say|know|establish|resolve|calculate|compute|settle|decide|conclude|work out|answer|confirm|be "
      r"(?:determined|answered|established|calculated|resolved|known))\b|\b(?:isn't|not|n't) enough "
      r"(?:information|context|detail|data|here|to go on|to answer|to tell|to work|to determine|for me)\b|"
      r"\binsufficient\b"),
@@ -162,15 +179,17 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
 #: changes a cue on the bundled answers).
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "first_person_inability": ("able", "can", "could", "won't", "will not", "not in a position",
-                               "rather not"),
+                               "rather not", "have", "know", "hold", "given"),
     "first_person_cannot": ("can", "couldn't", "could not", "unable", "not able"),
     "dont_know": ("know", "idea", "sure", "certain", "aware", "tell you", "unknown"),
     "first_person_lacks": ("have", "had", "'ve", "find", "locate", "see", "identify", "spot", "empty", "blank",
                            "found", "nothing", "lack", "missing"),
-    "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older"),
+    "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older",
+                      "stop", "end", "run", "break", "cut", "trail"),
     "not_told": ("n't", "not", "nowhere", "no "),
     "not_in_source": ("not", "n't", "nothing", "nowhere", "no "),
-    "silent_or_scope": ("silent", "outside", "beyond", "extend", "reach", "gap in", "nowhere"),
+    "silent_or_scope": ("silent", "outside", "beyond", "extend", "reach", "gap in", "nowhere", "missing from",
+                        "absent from", "left out of"),
     "false_premise": ("no such", "premise", "no record", "no mention", "no evidence", "no reference", "no indication",
                       "make", "nothing like", "nothing indicating", "confirm", "never", "assume"),
     "apology": ("sorry", "apolog", "unfortunately", "regrettably", "afraid", "wish i could"),
@@ -210,7 +229,10 @@ _SOURCE_WORDS = frozenset(
     "record records text texts article articles file files listing listings catalogue catalog filing filings "
     "statements reference references archive archives notes section sections sheet wording extract information "
     "faq readme wiki website portal database dataset spec brochure prospectus circular circulars clause "
-    "clauses spreadsheet content help what anything nothing".split())
+    "clauses spreadsheet content help what anything nothing uploaded sent shared attached linked supplied "
+    "forwarded pasted".split()) | frozenset(
+    w for alt in re.sub(r"\(\?:e\)\?|s\?|\?", "", _DOC_NOUNS).split("|") for w in (alt.split()[0], alt.split()[0] + "s"))
+#: (each ``_DOC_NOUNS`` alternative's first word, with and without "s": a superset, never missing one)
 _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
 #: ``source_attribution`` needs a source noun or one of these phrases.
 _ATTRIBUTION_WITHOUT_SOURCE = re.compile(r"according to|per the|as (?:stated|described|noted|explained|specified) in")
