@@ -375,4 +375,5 @@ async def with_retries(
         if limiter:
             limiter.on_success(time.monotonic() - started, epoch)
         return result
-    raise JudgeError(f"{what}: failed after {max_retries + 1} attempt(s); last error {describe(last)}") from last
+    raise JudgeError(f"{what}: failed after {max_retries + 1} attempt(s); last error "
+                     f"{describe(last) if last is not None else 'none'}") from last

@@ -26,7 +26,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Union, cast, overload
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -184,7 +184,7 @@ def make_client(config: JudgeConfig) -> openai.AsyncOpenAI:
     api_key = check_credentials(config)
     client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url_of(config), max_retries=0, timeout=config.timeout,
                                 http_client=http_client(config))
-    client.workbench_pool_size = pool_size(config)  # copies for other event loops get the same pool size
+    setattr(client, "workbench_pool_size", pool_size(config))  # noqa: B010  (copies for other event loops get the same pool size)
     return client
 
 
@@ -315,6 +315,11 @@ def client_for_running_loop(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
     return entry[1]
 
 
+#: What a judge or embedder is given as its client: one, a function returning one (to share another
+#: object's client without building it), or ``None`` (built from the config on first use).
+ClientSource = Union["openai.AsyncOpenAI", Callable[[], "openai.AsyncOpenAI"], None]
+
+
 class _LazyClient:
     """The ``client`` attribute of the judge and the embedder: given, or built on first use.
 
@@ -322,21 +327,28 @@ class _LazyClient:
     without building it), or ``None`` (build from the config). Credentials are checked at once.
     """
 
-    def __set_name__(self, owner, name: str) -> None:
+    def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_{name}_source"
 
-    def __get__(self, obj, owner=None):
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _LazyClient: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> openai.AsyncOpenAI: ...
+
+    def __get__(self, obj: Any, owner: type | None = None) -> _LazyClient | openai.AsyncOpenAI:
         if obj is None:
             return self
-        source = obj.__dict__.get(self.slot)
+        source: ClientSource = obj.__dict__.get(self.slot)
         if source is None:
-            source = make_client(obj.config)
+            client = make_client(obj.config)
         elif callable(source) and not hasattr(source, "base_url"):
-            source = source()
-        obj.__dict__[self.slot] = source
-        return source
+            client = source()
+        else:
+            client = cast("openai.AsyncOpenAI", source)
+        obj.__dict__[self.slot] = client
+        return client
 
-    def __set__(self, obj, value) -> None:
+    def __set__(self, obj: object, value: ClientSource) -> None:
         obj.__dict__[self.slot] = value
 
 
@@ -397,13 +409,13 @@ class OpenAICompatJudge:
     """
 
     backend = "openai"
-    client = _LazyClient()
+    client: _LazyClient = _LazyClient()
 
     def __init__(
         self,
         config: JudgeConfig | None = None,
         *,
-        client: openai.AsyncOpenAI | None = None,
+        client: ClientSource = None,
         cache: JudgeCache | None = None,
         logprobs: bool = True,
         retry_base_delay: float = 0.5,
@@ -425,8 +437,8 @@ class OpenAICompatJudge:
         self._unsupported: set[str] = set()  # optional request params the endpoint rejected
         self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> the call answering it now
         # the endpoint's URL without building the client (a run answered from the cache never builds it)
-        given = client is not None and not callable(client)
-        self.base_url = (str(client.base_url) if given else (base_url_of(self.config) or OPENAI_DEFAULT_BASE_URL)).rstrip("/")
+        given = str(client.base_url) if client is not None and not callable(client) else None
+        self.base_url = (given or base_url_of(self.config) or OPENAI_DEFAULT_BASE_URL).rstrip("/")
         self.fatal: EndpointError | None = None
         self._gate = FirstCallGate()  # open once the endpoint answered with anything but 401/403/404
         self.response_format: str | None = self._remembered_format()
@@ -580,7 +592,7 @@ class OpenAICompatJudge:
 
     def _from_cache(self, key: str, parse: Callable[[str], Any]) -> tuple[Any, dict] | None:
         """``(parsed, meta)`` for a cached reply (counted as a cache hit), else ``None``."""
-        entry = self.cache.get_entry(key)
+        entry = self.cache.get_entry(key) if self.cache is not None else None
         if entry is None:
             return None
         try:
@@ -606,8 +618,10 @@ class OpenAICompatJudge:
         prompt = self.prompts[task]
         max_tokens = max_tokens_for(task, len(key_input.get("claims", ())) if task == "verify_batch" else 1)
         if self.cache is None:
-            return await self._call_endpoint(task, prompt.render(**fields), key_input, parse, json_mode=json_mode,
-                                             logprobs=logprobs, logprob_key=logprob_key, max_tokens=max_tokens)
+            parsed, meta, _content = await self._call_endpoint(
+                task, prompt.render(**fields), key_input, parse, json_mode=json_mode, logprobs=logprobs,
+                logprob_key=logprob_key, max_tokens=max_tokens)
+            return parsed, meta
         key = self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens)
         hit = self._from_cache(key, parse)
         if hit is not None:
@@ -628,7 +642,7 @@ class OpenAICompatJudge:
         try:
             parsed, meta, content = await self._call_endpoint(
                 task, prompt.render(**fields), key_input, parse, json_mode=json_mode, logprobs=logprobs,
-                logprob_key=logprob_key, max_tokens=max_tokens, with_content=True)
+                logprob_key=logprob_key, max_tokens=max_tokens)
             answered = (content, meta)
         finally:
             future.set_result(answered)
@@ -637,10 +651,9 @@ class OpenAICompatJudge:
         return parsed, meta
 
     async def _call_endpoint(self, task: str, text: str, key_input: dict[str, Any], parse: Callable[[str], Any], *,
-                             json_mode: bool, logprobs: bool, logprob_key: str, max_tokens: int,
-                             with_content: bool = False):
-        """One chat task sent to the endpoint (retried, limited, cached); ``(parsed, meta)``, or
-        ``(parsed, meta, content)`` with ``with_content``."""
+                             json_mode: bool, logprobs: bool, logprob_key: str,
+                             max_tokens: int) -> tuple[Any, dict, str]:
+        """One chat task sent to the endpoint (retried, limited, cached): ``(parsed, meta, content)``."""
 
         async def attempt() -> tuple[str, dict, Any]:
             try:
@@ -681,7 +694,7 @@ class OpenAICompatJudge:
             key = self.chat_cache_key(task, key_input, json_mode, response_format=meta.get("response_format"),
                                       max_tokens=max_tokens)
             self.cache.put(key, content, {k: v for k, v in meta.items() if k != "response_format"})
-        return (parsed, meta, content) if with_content else (parsed, meta)
+        return parsed, meta, content
 
     # -- the Judge protocol ------------------------------------------------------------------
     async def decompose(self, answer: str) -> list[str]:
@@ -776,12 +789,12 @@ class OpenAICompatEmbedder:
 
     backend = "openai"
     coalescable = True  # the pipeline may merge concurrent embed() calls (workbench.scoring.embed_batch)
-    client = _LazyClient()
+    client: _LazyClient = _LazyClient()
 
     def __init__(
         self,
         config: JudgeConfig | None = None,
-        client: openai.AsyncOpenAI | None = None,
+        client: ClientSource = None,
         *,
         cache: JudgeCache | None = None,
         batch_size: int = EMBED_BATCH,
