@@ -30,6 +30,9 @@ QUADRANT_COLORS: dict[str, str] = {
 }
 # Charts keep their natural size: ``width``/``height`` are the plot area, axes and legends are added
 # around it (Streamlit would otherwise squeeze the whole chart, labels included, into ``width``).
+#: What the chart builders return: a layered chart (altair types ``.properties()`` as possibly faceted).
+LayeredChart = alt.LayerChart | alt.FacetChart
+
 NATURAL_SIZE = alt.AutoSizeParams(type="pad", contains="padding")
 CURVE_METRICS: tuple[str, ...] = ("kappa", "f1", "youden_j", "youden", "accuracy", "precision", "recall")
 
@@ -115,7 +118,7 @@ def items_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         ],
     )
     for column in ("faithfulness", "answer_relevance"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+        frame[column] = pd.Series(pd.to_numeric(frame[column], errors="coerce"), index=frame.index).astype(float)
     return frame
 
 
@@ -146,7 +149,7 @@ def quadrant_table(items_df: pd.DataFrame) -> pd.DataFrame:
     order = list(QUADRANTS) + sorted(extra)
     total = int(counts.sum()) if len(counts) else 0
     rows = [
-        {"quadrant": q, "count": int(counts.get(q, 0)), "share": (int(counts.get(q, 0)) / total) if total else float("nan")}
+        {"quadrant": q, "count": int(counts.get(q) or 0), "share": (int(counts.get(q) or 0) / total) if total else float("nan")}
         for q in order
     ]
     return pd.DataFrame(rows, columns=["quadrant", "count", "share"])
@@ -163,7 +166,7 @@ def _threshold_pair(thresholds: Any) -> tuple[float, float]:
     return float(thresholds.faithfulness), float(thresholds.answer_relevance)
 
 
-def quadrant_chart(items_df: pd.DataFrame, thresholds: Any, *, jitter: float = 0.015) -> alt.LayerChart:
+def quadrant_chart(items_df: pd.DataFrame, thresholds: Any, *, jitter: float = 0.015) -> LayeredChart:
     """Scatter of faithfulness (x) against answer relevance (y), one point per scored item.
 
     Items with either score missing (abstained, unscored) are left out of the scatter; they
@@ -343,7 +346,7 @@ def judges_table(report: Mapping[str, Any]) -> pd.DataFrame:
     )
 
 
-def ceiling_chart(report: Mapping[str, Any]) -> alt.LayerChart:
+def ceiling_chart(report: Mapping[str, Any]) -> LayeredChart:
     """The human ceiling beside each judge, one row per task, each value with its 95% interval.
 
     Humans: Krippendorff's alpha among annotators (``human.alpha`` / ``alpha_ci``). Judges: Cohen's
@@ -396,7 +399,7 @@ def ceiling_chart(report: Mapping[str, Any]) -> alt.LayerChart:
 
 
 def confusion_heatmap(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, title: str | None = None,
-                      subtitle: str | None = None, cell: int = 110) -> alt.LayerChart:
+                      subtitle: str | None = None, cell: int = 110) -> LayeredChart:
     """A confusion matrix as a square grid: rows = human labels, columns = judge labels (``labels`` order).
 
     Each cell shows its count and, below it, the count's share of its row (``row``: of the units the
@@ -460,7 +463,7 @@ def threshold_curve(
     chosen_ci: Sequence[float | None] | None = None,
     width: int = 440,
     height: int = 260,
-) -> alt.LayerChart:
+) -> LayeredChart:
     """Metrics vs threshold (kappa, F1, Youden's J, ...) with a rule at the chosen threshold.
 
     Args:
@@ -506,8 +509,9 @@ def threshold_curve(
     layers: list[alt.Chart] = [lines]
     if chosen is not None:
         chosen = float(chosen)
-        if chosen_ci and len(chosen_ci) == 2 and None not in chosen_ci:
-            band = pd.DataFrame({"low": [float(chosen_ci[0])], "high": [float(chosen_ci[1])]})
+        low, high = chosen_ci if chosen_ci and len(chosen_ci) == 2 else (None, None)
+        if low is not None and high is not None:
+            band = pd.DataFrame({"low": [float(low)], "high": [float(high)]})
             layers.insert(0, alt.Chart(band).mark_rect(color="#888", opacity=0.15).encode(x="low:Q", x2="high:Q"))
         rule_df = pd.DataFrame({"threshold": [chosen], "label": [f"chosen {chosen:.3f}"]})
         layers.append(alt.Chart(rule_df).mark_rule(color="black", strokeDash=[4, 4]).encode(x="threshold:Q"))
@@ -540,7 +544,7 @@ def _pick(columns: Iterable[str], names: Sequence[str]) -> str | None:
 
 
 def reliability_chart(df: pd.DataFrame, *, title: str | None = None, width: int = 300,
-                      height: int = 240) -> alt.LayerChart:
+                      height: int = 240) -> LayeredChart:
     """Observed rate of the positive human label vs the judge's mean score per score bin.
 
     Args:
