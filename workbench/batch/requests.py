@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from workbench.batch.judge import CURRENT_ITEM, CacheOnlyEmbedder, CacheOnlyJudge, PendingRequest
 from workbench.judges.base import run_sync
@@ -44,7 +44,7 @@ class BatchOptions:
     max_inputs_per_batch: int = 50_000
     max_bytes_per_batch: int = 190_000_000
     texts_per_embedding_line: int = 256
-    completion_window: str = "24h"
+    completion_window: Literal["24h"] = "24h"
     progress: bool = True
     on_poll: Callable[[list[dict]], None] | None = None
     retry_base_delay: float = 1.0

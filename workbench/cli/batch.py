@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,7 +23,7 @@ def _echo_err(message: str) -> None:
     click.echo(message, err=True)
 
 
-def _env_number(name: str, default: float, cast=float):
+def _env_number(name: str, default: float, cast: type[float] | type[int] = float) -> Any:
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
         return default
@@ -68,8 +70,9 @@ def score_with_batch(items: Sequence[EvalItem], config: JudgeConfig, *, evalset:
 
     announce_judge(judge, embedder, thresholds, via=f", via the Batch API at {judge.host}")
     out = Path(out_dir) if out_dir else default_batch_dir(evalset, judge.fingerprint)
-    options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus, items_in_flight=256,
-                           **({"metrics": tuple(metrics)} if metrics is not None else {}))
+    options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus, items_in_flight=256)
+    if metrics is not None:
+        options = replace(options, metrics=tuple(metrics))
     bopts = batch_options_from_env()
     if dry_run:
         stages = batch_dry_run(items, judge, embedder, options, out, bopts)
