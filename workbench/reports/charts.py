@@ -18,16 +18,9 @@ import pandas as pd
 
 from workbench.formatting import highlight_quote_html  # noqa: F401  (re-exported; defined where the app can import it cheaply)
 from workbench.jsonl import read_jsonl
-from workbench.types import QUADRANTS
+from workbench.types import QUADRANT_CELLS, QUADRANTS
 
-QUADRANT_COLORS: dict[str, str] = {
-    "pass": "#2e7d32",
-    "faithful_irrelevant": "#1565c0",
-    "relevant_unfaithful": "#8e24aa",
-    "fail": "#c62828",
-    "abstained": "#546e7a",
-    "unscored": "#9e9e9e",
-}
+QUADRANT_COLORS: dict[str, str] = {cell.name: cell.color for cell in QUADRANT_CELLS}
 # Charts keep their natural size: ``width``/``height`` are the plot area, axes and legends are added
 # around it (Streamlit would otherwise squeeze the whole chart, labels included, into ``width``).
 NATURAL_SIZE = alt.AutoSizeParams(type="pad", contains="padding")

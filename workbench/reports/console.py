@@ -3,6 +3,7 @@ report, the calibration and the judge run summary. Used by the CLI and the demo;
 """
 from __future__ import annotations
 
+from workbench.types import QUADRANT_CELLS
 
 
 def format_summary(summary: dict) -> str:
@@ -115,14 +116,8 @@ def _claim_threshold(th: dict) -> str:
     return "the judge's own verdict" if value is None else f"{value:.2f}"
 
 
-QUADRANT_ROUTES = {
-    "pass": ("faithful and relevant", ""),
-    "faithful_irrelevant": ("grounded but off the question", "retrieval backlog"),
-    "relevant_unfaithful": ("on topic but not grounded", "generation backlog"),
-    "fail": ("neither", "both backlogs"),
-    "abstained": ("the answer refused", "see abstention"),
-    "unscored": ("a score is missing", "see errors"),
-}
+#: cell -> (meaning, where the work goes), from ``types.QUADRANT_CELLS``.
+QUADRANT_ROUTES = {cell.name: (cell.meaning, cell.route) for cell in QUADRANT_CELLS}
 
 
 def format_quadrant(summary: dict) -> list[str]:

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.calibration.corrections import RATE_LABELS
+from workbench.metrics.quadrant import SHARE_CELLS
 from workbench.reports.charts import QUADRANT_COLORS, judges_table, read_run, summary_table
 
-SHARE_CELLS = ("pass", "faithful_irrelevant", "relevant_unfaithful", "fail")
 SERIES_COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00")
 
 CSS = """
