@@ -21,6 +21,7 @@ nothing here prints. Shared rules:
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable
 from itertools import combinations
@@ -46,13 +47,13 @@ from workbench.stats import (
     sweep_frame,
     threshold_sweep,
 )
-from workbench.types import TASK_VALUES, Judgment
+from workbench.tasks import REPORT_TASKS, by_threshold_key
+from workbench.types import TASK_VALUES, Judgment, Thresholds
 
-#: The tasks the ``agreement --json`` contract always lists (others appear when they have units).
-REPORT_TASKS = ("claim_support", "answer_relevance", "answer_faithfulness", "abstention")
-#: ``thresholds.json`` key -> label-store task whose continuous judge score it thresholds.
-CALIBRATED = {"faithfulness": "answer_faithfulness", "answer_relevance": "answer_relevance",
-              "claim_support": "claim_support"}
+#: ``thresholds.json`` key -> label-store task whose continuous judge score it thresholds, in the
+#: order of the ``Thresholds`` fields (the order ``thresholds.json`` is written in).
+CALIBRATED = {key: by_threshold_key()[key] for key in (f.name for f in dataclasses.fields(Thresholds))
+              if key in by_threshold_key()}
 #: A threshold is only tuned on at least this many units with a human majority and a score.
 MIN_CALIBRATION_UNITS = 10
 
