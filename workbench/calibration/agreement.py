@@ -361,35 +361,58 @@ def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa"
         payload["notes"] = notes
         return payload
     for key, task in CALIBRATED.items():
-        units, scores, positive = _scored_pairs(db, task, fp, annotators=annotators)
-        reason = _not_enough(task, len(scores), sum(positive))
-        if reason:
-            notes[key] = reason
-            continue
-        result = calibrate_threshold(scores, positive, criterion=criterion, rng=rng, n_boot=n_boot,
-                                     clusters=_clusters_of(db, task, units))
-        if result["threshold"] is None:
-            notes[key] = f"{task}: {result['note']}"
-            continue
-        payload[key] = {
-            "threshold": result["threshold"],
-            "kappa": result["kappa"],
-            "kappa_ci": result["kappa_ci"],
-            "n": result["n"],
-            "criterion_value": result["value"],
-            "threshold_ci": result["threshold_ci"],
-        }
-        auc, p_value = score_auc(scores, positive)
-        payload[key].update(auc=auc, auc_p_value=p_value)
-        payload[key].update(_small(small_sample_reason(len(scores), [sum(positive), len(scores) - sum(positive)])))
-        low = (result["kappa_ci"] or [None])[0]
-        if low is None or low <= 0 or p_value is None or p_value >= 0.05:
-            notes[key] = (f"{task}: this judge's score does not separate the human classes better than chance "
-                          f"(AUC {auc:.2f}, Mann-Whitney p = {p_value:.2g}; kappa interval at the chosen threshold "
-                          f"[{_round(result['kappa_ci'][0])}, {_round(result['kappa_ci'][1])}]); treat this threshold, and pass rates built on it, as untrustworthy"
-                          if auc is not None else f"{task}: only one human class; threshold untrustworthy")
+        entry, note = calibrate_task(db, task, fp, criterion=criterion, rng=rng, n_boot=n_boot, annotators=annotators)
+        if entry is not None:
+            payload[key] = entry
+        if note:
+            notes[key] = note
     payload["notes"] = notes
     return payload
+
+
+def calibrate_task(db, task: str, judge: str, *, criterion: str = "kappa", rng: np.random.Generator,
+                   n_boot: int = 1000, annotators: Collection[str] | None = None
+                   ) -> tuple[dict[str, Any] | None, str | None]:
+    """The threshold on ``judge``'s score for ``task`` that best reproduces the human majority.
+
+    Compares the judge's continuous score on each unit with a human majority label against that
+    label (positive = the task's first value); any registry task with scores can be calibrated,
+    ``calibration_report`` does it for the ``thresholds.json`` keys.
+
+    Returns:
+        ``(entry, note)``: ``entry`` is ``{"threshold", "kappa", "kappa_ci", "n", "criterion_value",
+        "threshold_ci", "auc", "auc_p_value", "too_small", "too_small_reason"}`` or ``None`` when
+        there are fewer than ``MIN_CALIBRATION_UNITS`` units, one human class, or no threshold
+        could be chosen; ``note`` says why (or warns that the score does not beat chance), else ``None``.
+    """
+    units, scores, positive = _scored_pairs(db, task, judge, annotators=annotators)
+    reason = _not_enough(task, len(scores), sum(positive))
+    if reason:
+        return None, reason
+    result = calibrate_threshold(scores, positive, criterion=criterion, rng=rng, n_boot=n_boot,
+                                 clusters=_clusters_of(db, task, units))
+    if result["threshold"] is None:
+        return None, f"{task}: {result['note']}"
+    entry: dict[str, Any] = {
+        "threshold": result["threshold"],
+        "kappa": result["kappa"],
+        "kappa_ci": result["kappa_ci"],
+        "n": result["n"],
+        "criterion_value": result["value"],
+        "threshold_ci": result["threshold_ci"],
+    }
+    auc, p_value = score_auc(scores, positive)
+    entry.update(auc=auc, auc_p_value=p_value)
+    entry.update(_small(small_sample_reason(len(scores), [sum(positive), len(scores) - sum(positive)])))
+    note = None
+    low = (result["kappa_ci"] or [None])[0]
+    if low is None or low <= 0 or p_value is None or p_value >= 0.05:
+        note = (f"{task}: this judge's score does not separate the human classes better than chance "
+                f"(AUC {auc:.2f}, Mann-Whitney p = {p_value:.2g}; kappa interval at the chosen threshold "
+                f"[{_round(result['kappa_ci'][0])}, {_round(result['kappa_ci'][1])}]); treat this threshold, and "
+                "pass rates built on it, as untrustworthy"
+                if auc is not None else f"{task}: only one human class; threshold untrustworthy")
+    return entry, note
 
 
 def calibration_curves(db, *, judge: str | None = None, criterion: str = "kappa",
