@@ -47,6 +47,7 @@ from workbench.stats import (
     sweep_frame,
     threshold_sweep,
 )
+from workbench.formatting import fixed
 from workbench.tasks import REPORT_TASKS, by_threshold_key
 from workbench.types import TASK_VALUES, Judgment, Thresholds
 
@@ -325,7 +326,7 @@ def _resolve_judge(db, judge: str | None) -> tuple[str | None, str | None]:
 
 
 def _round(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.2f}"
+    return fixed(x, 2)
 
 
 def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa",

@@ -16,6 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from workbench.formatting import fixed
 from workbench.formatting import highlight_quote_html  # noqa: F401  (re-exported; defined where the app can import it cheaply)
 from workbench.jsonl import read_jsonl
 from workbench.types import QUADRANT_CELLS, QUADRANTS
@@ -581,4 +582,4 @@ def reliability_chart(df: pd.DataFrame, *, title: str | None = None, width: int 
 
 
 def _fmt(value: Any) -> str:
-    return "n/a" if value is None else f"{float(value):.2f}"
+    return fixed(value, 2)
