@@ -141,7 +141,8 @@ def format_corrected(corrected: dict) -> list[str]:
     pct = percent
 
     def ci(pair):
-        return bracketed(pair, pct, missing="") and " " + bracketed(pair, pct)
+        text = bracketed(pair, pct, missing="")
+        return f" {text}" if text else ""
 
     lines = ["corrected rates (judge errors measured against human labels; 95% CI)",
              f"  {'rate':<19} {'raw judge':<10} {'Rogan-Gladen':<26} {'PPI':<26} sens / spec (n labelled)"]
