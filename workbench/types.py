@@ -7,19 +7,39 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-# Label tasks and their allowed values, first value = the "positive" class.
-TASK_VALUES: dict[str, tuple[str, str]] = {
-    "claim_support": ("supported", "unsupported"),
-    "answer_faithfulness": ("faithful", "unfaithful"),
-    "answer_relevance": ("relevant", "not_relevant"),
-    "abstention": ("refused", "answered"),
-    "context_relevance": ("relevant", "not_relevant"),
-    "answer_correctness": ("correct", "incorrect"),
-}
-TASKS: tuple[str, ...] = tuple(TASK_VALUES)
+# Label tasks and their allowed values, first value = the "positive" class: from the task registry.
+from workbench.tasks import TASK_NAMES as TASKS  # noqa: F401  (re-exported)
+from workbench.tasks import TASK_VALUES  # noqa: F401  (re-exported)
 
 Quadrant = Literal["pass", "faithful_irrelevant", "relevant_unfaithful", "fail", "abstained", "unscored"]
-QUADRANTS: tuple[str, ...] = ("pass", "faithful_irrelevant", "relevant_unfaithful", "fail", "abstained", "unscored")
+
+
+@dataclass(frozen=True)
+class QuadrantCell:
+    """One cell of the faithfulness x relevance quadrant, as every table and chart shows it.
+
+    ``meaning`` is the one-line reading, ``route`` the backlog the work goes to (``""`` for
+    none), ``color`` the chart colour, ``share`` whether the cell's share gets an interval (the
+    four cells of the plot; ``abstained`` and ``unscored`` are not on it).
+    """
+
+    name: str
+    meaning: str
+    route: str
+    color: str
+    share: bool = True
+
+
+#: The quadrant cells in the contract's order (``summary.json`` ``quadrant``); the one definition.
+QUADRANT_CELLS: tuple[QuadrantCell, ...] = (
+    QuadrantCell("pass", "faithful and relevant", "", "#2e7d32"),
+    QuadrantCell("faithful_irrelevant", "grounded but off the question", "retrieval backlog", "#1565c0"),
+    QuadrantCell("relevant_unfaithful", "on topic but not grounded", "generation backlog", "#8e24aa"),
+    QuadrantCell("fail", "neither", "both backlogs", "#c62828"),
+    QuadrantCell("abstained", "the answer refused", "see abstention", "#546e7a", share=False),
+    QuadrantCell("unscored", "a score is missing", "see errors", "#9e9e9e", share=False),
+)
+QUADRANTS: tuple[str, ...] = tuple(cell.name for cell in QUADRANT_CELLS)
 
 
 @dataclass(frozen=True)

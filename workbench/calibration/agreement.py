@@ -21,6 +21,7 @@ nothing here prints. Shared rules:
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable
 from itertools import combinations
@@ -46,13 +47,14 @@ from workbench.stats import (
     sweep_frame,
     threshold_sweep,
 )
-from workbench.types import TASK_VALUES, Judgment
+from workbench.formatting import fixed
+from workbench.tasks import REPORT_TASKS, by_threshold_key
+from workbench.types import TASK_VALUES, Judgment, Thresholds
 
-#: The tasks the ``agreement --json`` contract always lists (others appear when they have units).
-REPORT_TASKS = ("claim_support", "answer_relevance", "answer_faithfulness", "abstention")
-#: ``thresholds.json`` key -> label-store task whose continuous judge score it thresholds.
-CALIBRATED = {"faithfulness": "answer_faithfulness", "answer_relevance": "answer_relevance",
-              "claim_support": "claim_support"}
+#: ``thresholds.json`` key -> label-store task whose continuous judge score it thresholds, in the
+#: order of the ``Thresholds`` fields (the order ``thresholds.json`` is written in).
+CALIBRATED = {key: by_threshold_key()[key] for key in (f.name for f in dataclasses.fields(Thresholds))
+              if key in by_threshold_key()}
 #: A threshold is only tuned on at least this many units with a human majority and a score.
 MIN_CALIBRATION_UNITS = 10
 
@@ -324,7 +326,7 @@ def _resolve_judge(db, judge: str | None) -> tuple[str | None, str | None]:
 
 
 def _round(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.2f}"
+    return fixed(x, 2)
 
 
 def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa",
@@ -360,35 +362,58 @@ def calibration_report(db, *, judge: str | None = None, criterion: str = "kappa"
         payload["notes"] = notes
         return payload
     for key, task in CALIBRATED.items():
-        units, scores, positive = _scored_pairs(db, task, fp, annotators=annotators)
-        reason = _not_enough(task, len(scores), sum(positive))
-        if reason:
-            notes[key] = reason
-            continue
-        result = calibrate_threshold(scores, positive, criterion=criterion, rng=rng, n_boot=n_boot,
-                                     clusters=_clusters_of(db, task, units))
-        if result["threshold"] is None:
-            notes[key] = f"{task}: {result['note']}"
-            continue
-        payload[key] = {
-            "threshold": result["threshold"],
-            "kappa": result["kappa"],
-            "kappa_ci": result["kappa_ci"],
-            "n": result["n"],
-            "criterion_value": result["value"],
-            "threshold_ci": result["threshold_ci"],
-        }
-        auc, p_value = score_auc(scores, positive)
-        payload[key].update(auc=auc, auc_p_value=p_value)
-        payload[key].update(_small(small_sample_reason(len(scores), [sum(positive), len(scores) - sum(positive)])))
-        low = (result["kappa_ci"] or [None])[0]
-        if low is None or low <= 0 or p_value is None or p_value >= 0.05:
-            notes[key] = (f"{task}: this judge's score does not separate the human classes better than chance "
-                          f"(AUC {auc:.2f}, Mann-Whitney p = {p_value:.2g}; kappa interval at the chosen threshold "
-                          f"[{_round(result['kappa_ci'][0])}, {_round(result['kappa_ci'][1])}]); treat this threshold, and pass rates built on it, as untrustworthy"
-                          if auc is not None else f"{task}: only one human class; threshold untrustworthy")
+        entry, note = calibrate_task(db, task, fp, criterion=criterion, rng=rng, n_boot=n_boot, annotators=annotators)
+        if entry is not None:
+            payload[key] = entry
+        if note:
+            notes[key] = note
     payload["notes"] = notes
     return payload
+
+
+def calibrate_task(db, task: str, judge: str, *, criterion: str = "kappa", rng: np.random.Generator,
+                   n_boot: int = 1000, annotators: Collection[str] | None = None
+                   ) -> tuple[dict[str, Any] | None, str | None]:
+    """The threshold on ``judge``'s score for ``task`` that best reproduces the human majority.
+
+    Compares the judge's continuous score on each unit with a human majority label against that
+    label (positive = the task's first value); any registry task with scores can be calibrated,
+    ``calibration_report`` does it for the ``thresholds.json`` keys.
+
+    Returns:
+        ``(entry, note)``: ``entry`` is ``{"threshold", "kappa", "kappa_ci", "n", "criterion_value",
+        "threshold_ci", "auc", "auc_p_value", "too_small", "too_small_reason"}`` or ``None`` when
+        there are fewer than ``MIN_CALIBRATION_UNITS`` units, one human class, or no threshold
+        could be chosen; ``note`` says why (or warns that the score does not beat chance), else ``None``.
+    """
+    units, scores, positive = _scored_pairs(db, task, judge, annotators=annotators)
+    reason = _not_enough(task, len(scores), sum(positive))
+    if reason:
+        return None, reason
+    result = calibrate_threshold(scores, positive, criterion=criterion, rng=rng, n_boot=n_boot,
+                                 clusters=_clusters_of(db, task, units))
+    if result["threshold"] is None:
+        return None, f"{task}: {result['note']}"
+    entry: dict[str, Any] = {
+        "threshold": result["threshold"],
+        "kappa": result["kappa"],
+        "kappa_ci": result["kappa_ci"],
+        "n": result["n"],
+        "criterion_value": result["value"],
+        "threshold_ci": result["threshold_ci"],
+    }
+    auc, p_value = score_auc(scores, positive)
+    entry.update(auc=auc, auc_p_value=p_value)
+    entry.update(_small(small_sample_reason(len(scores), [sum(positive), len(scores) - sum(positive)])))
+    note = None
+    low = (result["kappa_ci"] or [None])[0]
+    if low is None or low <= 0 or p_value is None or p_value >= 0.05:
+        note = (f"{task}: this judge's score does not separate the human classes better than chance "
+                f"(AUC {auc:.2f}, Mann-Whitney p = {p_value:.2g}; kappa interval at the chosen threshold "
+                f"[{_round(result['kappa_ci'][0])}, {_round(result['kappa_ci'][1])}]); treat this threshold, and "
+                "pass rates built on it, as untrustworthy"
+                if auc is not None else f"{task}: only one human class; threshold untrustworthy")
+    return entry, note
 
 
 def calibration_curves(db, *, judge: str | None = None, criterion: str = "kappa",

@@ -37,7 +37,10 @@ import asyncio
 import dataclasses
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+
+from workbench import tasks as registry
+from workbench.config import DEFAULT_THRESHOLDS
 
 from workbench.judges.base import Embedder, Judge, combined_usage
 from workbench.metrics.faithfulness import check_quote, faithfulness, faithfulness_from_verdicts, verify_claim
@@ -45,10 +48,8 @@ from workbench.metrics.relevance import answer_relevance
 from workbench.types import ClaimVerdict, EvalItem, Judgment, Thresholds, Unit
 
 VERIFY_MODES = ("per-claim", "batched")
-JUDGED_TASKS = ("claim_support", "answer_faithfulness", "answer_relevance", "abstention", "context_relevance",
-                "answer_correctness")
 CORRECTNESS_THRESHOLD = 0.5
-DEFAULT_THRESHOLDS = Thresholds()
+CLAIM_TASK = registry.tasks_of_unit("claim")[0]
 
 
 class BatchedModeUnsupported(ValueError):
@@ -63,7 +64,7 @@ def group_claims(units: Iterable[Unit]) -> dict[str, list[Unit]]:
     """item id -> its ``claim_support`` units in claim order (the claims faithfulness verifies)."""
     grouped: dict[str, list[Unit]] = defaultdict(list)
     for u in units:
-        if u.task == "claim_support":
+        if u.task == CLAIM_TASK:
             grouped[u.item_id].append(u)
     return {item_id: _in_claim_order(claims) for item_id, claims in grouped.items()}
 
@@ -133,60 +134,106 @@ class _Verifier:
         return out
 
 
+# One function per judging method; the task registry (``workbench.tasks``) names the method of
+# each task, so the dispatch below has no task list of its own.
+async def _verify_claim(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embedder: Embedder, *,
+                        base: dict, claims: Sequence[Unit], thresholds: Thresholds, verifier: _Verifier) -> Judgment:
+    verdict = await verifier.verdict(item, unit.text, [c.text for c in claims], repeat)
+    if verdict.error:
+        return Judgment(**base, value="", score=None, error=verdict.error)
+    task = registry.get(unit.task)
+    return Judgment(**base, value=task.positive if verdict.supported else task.negative,
+                    score=min(1.0, max(0.0, float(verdict.score))), quote=verdict.quote,
+                    quote_found=verdict.quote_found)
+
+
+async def _faithfulness(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embedder: Embedder, *,
+                        base: dict, claims: Sequence[Unit], thresholds: Thresholds, verifier: _Verifier) -> Judgment:
+    texts = [c.text for c in claims]
+    if not texts and await judge.is_refusal(item.answer):
+        return Judgment(**base, value="", error="answer abstains: faithfulness not scored")
+    if texts:
+        result = faithfulness_from_verdicts(await verifier.verdicts(item, texts, repeat))
+    else:  # no claim units for this item: the judge decomposes the answer itself
+        result = await faithfulness(item.answer, item.contexts, judge)
+    if result.score is None:
+        failed = [v.error for v in result.verdicts if v.error]
+        reason = f"verification failed: {failed[0]}" if failed else "no claims to verify"
+        return Judgment(**base, value="", error=f"faithfulness not scored: {reason}")
+    task = registry.get(unit.task)
+    value = task.positive if result.score >= thresholds.faithfulness else task.negative
+    return Judgment(**base, value=value, score=float(result.score))
+
+
+async def _answer_relevance(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embedder: Embedder, *,
+                            base: dict, claims: Sequence[Unit], thresholds: Thresholds,
+                            verifier: _Verifier) -> Judgment:
+    result = await answer_relevance(item.question, item.answer, judge, embedder)
+    if result.score is None:
+        return Judgment(**base, value="", error=f"relevance not scored: {result.note or 'no score'}")
+    score = min(1.0, max(0.0, float(result.score)))
+    task = registry.get(unit.task)
+    return Judgment(**base, value=task.positive if score >= thresholds.answer_relevance else task.negative,
+                    score=score)
+
+
+async def _is_refusal(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embedder: Embedder, *,
+                      base: dict, claims: Sequence[Unit], thresholds: Thresholds, verifier: _Verifier) -> Judgment:
+    refused = bool(await judge.is_refusal(item.answer))
+    task = registry.get(unit.task)
+    return Judgment(**base, value=task.positive if refused else task.negative, score=1.0 if refused else 0.0)
+
+
+async def _judge_context(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embedder: Embedder, *,
+                         base: dict, claims: Sequence[Unit], thresholds: Thresholds, verifier: _Verifier) -> Judgment:
+    if not callable(getattr(judge, "judge_context", None)):
+        return Judgment(**base, value="", error=f"judge {judge.fingerprint} cannot judge context relevance")
+    if unit.claim_index is None or not 0 <= unit.claim_index < len(item.contexts):
+        return Judgment(**base, value="", error="no retrieved passage at this rank")
+    verdict = await judge.judge_context(item.question, item.contexts[unit.claim_index])
+    task = registry.get(unit.task)
+    return Judgment(**base, value=task.positive if verdict.relevant else task.negative,
+                    score=min(1.0, max(0.0, float(verdict.score))))
+
+
+async def _answer_correctness(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embedder: Embedder, *,
+                              base: dict, claims: Sequence[Unit], thresholds: Thresholds,
+                              verifier: _Verifier) -> Judgment:
+    from workbench.metrics.correctness import answer_correctness
+
+    texts = [c.text for c in claims] or await judge.decompose(item.answer)
+    result = await answer_correctness(item.answer, texts, item.reference, judge)
+    if result is None or result.f1 is None:
+        return Judgment(**base, value="", error="correctness not scored: no reference or a failed verification")
+    task = registry.get(unit.task)
+    return Judgment(**base, value=task.positive if result.f1 >= CORRECTNESS_THRESHOLD else task.negative,
+                    score=float(result.f1))
+
+
+#: ``Task.method`` -> the function that judges one unit of such a task.
+TASK_JUDGES: dict[str, Callable[..., Awaitable[Judgment]]] = {
+    "verify_claim": _verify_claim,
+    "faithfulness": _faithfulness,
+    "answer_relevance": _answer_relevance,
+    "is_refusal": _is_refusal,
+    "judge_context": _judge_context,
+    "answer_correctness": _answer_correctness,
+}
+#: Every registry task the dispatch can judge (all of them; a test checks it).
+JUDGED_TASKS: tuple[str, ...] = tuple(task.name for task in registry.REGISTRY if task.method in TASK_JUDGES)
+
+
 async def _judge_one(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embedder: Embedder, *,
                      fingerprint: str, claims: Sequence[Unit], thresholds: Thresholds,
                      verifier: _Verifier) -> Judgment:
     """One judgment for one unit; raises on judge failure (the caller records it)."""
     base = {"unit_id": unit.unit_id, "task": unit.task, "judge": fingerprint, "repeat": repeat}
-    if unit.task == "claim_support":
-        verdict = await verifier.verdict(item, unit.text, [c.text for c in claims], repeat)
-        if verdict.error:
-            return Judgment(**base, value="", score=None, error=verdict.error)
-        return Judgment(**base, value="supported" if verdict.supported else "unsupported",
-                        score=min(1.0, max(0.0, float(verdict.score))), quote=verdict.quote,
-                        quote_found=verdict.quote_found)
-    if unit.task == "answer_faithfulness":
-        texts = [c.text for c in claims]
-        if not texts and await judge.is_refusal(item.answer):
-            return Judgment(**base, value="", error="answer abstains: faithfulness not scored")
-        if texts:
-            result = faithfulness_from_verdicts(await verifier.verdicts(item, texts, repeat))
-        else:  # no claim units for this item: the judge decomposes the answer itself
-            result = await faithfulness(item.answer, item.contexts, judge)
-        if result.score is None:
-            failed = [v.error for v in result.verdicts if v.error]
-            reason = f"verification failed: {failed[0]}" if failed else "no claims to verify"
-            return Judgment(**base, value="", error=f"faithfulness not scored: {reason}")
-        value = "faithful" if result.score >= thresholds.faithfulness else "unfaithful"
-        return Judgment(**base, value=value, score=float(result.score))
-    if unit.task == "answer_relevance":
-        result = await answer_relevance(item.question, item.answer, judge, embedder)
-        if result.score is None:
-            return Judgment(**base, value="", error=f"relevance not scored: {result.note or 'no score'}")
-        score = min(1.0, max(0.0, float(result.score)))
-        return Judgment(**base, value="relevant" if score >= thresholds.answer_relevance else "not_relevant",
-                        score=score)
-    if unit.task == "abstention":
-        refused = bool(await judge.is_refusal(item.answer))
-        return Judgment(**base, value="refused" if refused else "answered", score=1.0 if refused else 0.0)
-    if unit.task == "context_relevance":
-        if not callable(getattr(judge, "judge_context", None)):
-            return Judgment(**base, value="", error=f"judge {judge.fingerprint} cannot judge context relevance")
-        if unit.claim_index is None or not 0 <= unit.claim_index < len(item.contexts):
-            return Judgment(**base, value="", error="no retrieved passage at this rank")
-        verdict = await judge.judge_context(item.question, item.contexts[unit.claim_index])
-        return Judgment(**base, value="relevant" if verdict.relevant else "not_relevant",
-                        score=min(1.0, max(0.0, float(verdict.score))))
-    if unit.task == "answer_correctness":
-        from workbench.metrics.correctness import answer_correctness
-
-        texts = [c.text for c in claims] or await judge.decompose(item.answer)
-        result = await answer_correctness(item.answer, texts, item.reference, judge)
-        if result is None or result.f1 is None:
-            return Judgment(**base, value="", error="correctness not scored: no reference or a failed verification")
-        return Judgment(**base, value="correct" if result.f1 >= CORRECTNESS_THRESHOLD else "incorrect",
-                        score=float(result.f1))
-    raise ValueError(f"no judge mapping for task {unit.task!r}")
+    task = registry.BY_NAME.get(unit.task)
+    method = TASK_JUDGES.get(task.method) if task is not None else None
+    if method is None:
+        raise ValueError(f"no judge mapping for task {unit.task!r}")
+    return await method(unit, item, repeat, judge, embedder, base=base, claims=claims, thresholds=thresholds,
+                        verifier=verifier)
 
 
 async def judge_units(db_items: Mapping[str, EvalItem], units: Sequence[Unit], judge: Judge, embedder: Embedder, *,

@@ -16,24 +16,25 @@ from tqdm import tqdm
 
 from workbench import store
 from workbench.judges.base import Judge, run_sync
+from workbench.tasks import BY_NAME, DEFAULT_TASKS, tasks_of_unit  # noqa: F401  (DEFAULT_TASKS re-exported)
 from workbench.types import EvalItem, Unit
 
-CLAIM_TASK = "claim_support"
-PASSAGE_TASK = "context_relevance"
-ANSWER_TASKS = ("answer_faithfulness", "answer_relevance", "abstention", "answer_correctness")
-DEFAULT_TASKS = ("claim_support", "answer_faithfulness", "answer_relevance", "abstention")
+(CLAIM_TASK,) = tasks_of_unit("claim")
+(PASSAGE_TASK,) = tasks_of_unit("passage")
+ANSWER_TASKS = tasks_of_unit("answer")
 
 
 def answer_units(items: Sequence[EvalItem], tasks: Sequence[str]) -> list[Unit]:
     """Answer-level units (text = the answer) for every item and every answer-level task given,
     plus one ``context_relevance`` unit per retrieved passage (claim_index = its rank from 0,
-    text = the passage) when that task is asked for. ``answer_correctness`` units are made only
-    for items with a ``reference`` (there is nothing to be correct against otherwise)."""
+    text = the passage) when that task is asked for. Units of a task that ``needs_reference``
+    (``answer_correctness``) are made only for items with a ``reference`` (there is nothing to be
+    correct against otherwise)."""
     units = [
         Unit(Unit.make_id(task, item.id), task, item.id, None, item.answer)
         for item in items
         for task in tasks
-        if task in ANSWER_TASKS and (task != "answer_correctness" or item.reference)
+        if task in ANSWER_TASKS and (not BY_NAME[task].needs_reference or item.reference)
     ]
     if PASSAGE_TASK in tasks:
         units += [Unit(Unit.make_id(PASSAGE_TASK, item.id, rank), PASSAGE_TASK, item.id, rank, passage.text)

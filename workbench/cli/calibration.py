@@ -14,6 +14,7 @@ import click
 from workbench.reports.console import format_agreement, format_calibration, format_judge_summary
 from workbench.cli.common import DB_HELP, annotator_options, chosen_annotators, echo_err, open_existing_store
 from workbench.config import JudgeConfig, save_thresholds
+from workbench.tasks import TASK_NAMES
 
 
 # ------------------------------------------------------------------------------------------
@@ -31,7 +32,7 @@ from workbench.config import JudgeConfig, save_thresholds
 @click.option("--verify-mode", type=click.Choice(["per-claim", "batched"]), default="per-claim", show_default=True,
               help="One call per claim, or all claims of an answer in one call (experiment).")
 @click.option("--task", "tasks", multiple=True,
-              type=click.Choice(["claim_support", "answer_faithfulness", "answer_relevance", "abstention"]),
+              type=click.Choice(TASK_NAMES),
               help="Only these tasks (repeatable; default all).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Fixed cap on judge calls in flight.")
 @click.option("--no-cache", is_flag=True, help="Bypass the judge call cache.")

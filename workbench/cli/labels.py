@@ -12,30 +12,11 @@ from pathlib import Path
 
 import click
 
-from workbench.calibration.label_files import (
-    EXPORT_COLUMNS,
-    InputFileError,
-    _detect_format,
-    _line_of,
-    already_present,
-    export_rows,
-    format_rows,
-    labels_from_rows,
-    read_claims_file,
-    read_label_rows,
-    resolve_text_versions,
-)
-from workbench import store
 from workbench.config import JudgeConfig
-from workbench.calibration.labelling import (
-    ANSWER_TASKS,
-    CLAIM_TASK,
-    DEFAULT_TASKS,
-    PASSAGE_TASK,
-    answer_units,
-    decomposed_claim_units,
-)
-from workbench.types import Unit
+from workbench.tasks import BY_NAME, DEFAULT_TASKS, TASK_NAMES
+
+# The store, the label files and the labelling path are imported inside the commands: ``workbench
+# --help`` must not pay for sqlite-utils (and pandas behind it).
 
 DB_HELP = "Label store (default: $WORKBENCH_DB or labels/workbench.db)."
 
@@ -46,15 +27,21 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _store_exists(db_path: Path | None) -> bool:
+    from workbench import store
+
     return store.resolve_db_path(db_path).is_file()
 
 
 def _resolved_db(db_path: Path | None) -> Path:
+    from workbench import store
+
     return store.resolve_db_path(db_path)
 
 
 def _open_existing(db_path: Path | None):
     """Open a store that must exist already (exit 2 with a clear message otherwise)."""
+    from workbench import store
+
     try:
         return store.open_db(db_path, create=False)
     except store.StoreNotFoundError as exc:
@@ -81,7 +68,7 @@ def parse_tasks(text: str | Sequence[str]) -> tuple[str, ...]:
     """
     parts = [text] if isinstance(text, str) else list(text)
     tasks = [t.strip() for part in parts for t in part.split(",") if t.strip()]
-    allowed = (CLAIM_TASK, *ANSWER_TASKS, PASSAGE_TASK)
+    allowed = TASK_NAMES
     bad = [t for t in tasks if t not in allowed]
     if bad or not tasks:
         raise click.BadParameter(f"expected tasks from {', '.join(allowed)}, got {', '.join(bad) or 'nothing'}")
@@ -109,9 +96,11 @@ def labels() -> None:
 @click.option("--judge", "backend", type=click.Choice(["offline", "openai"]), default=None,
               help="Judge that decomposes answers into claims (env WORKBENCH_JUDGE, default offline).")
 @click.option("--model", default=None, help="Judge model (env WORKBENCH_MODEL).")
-@click.option("--tasks", multiple=True, default=(",".join(DEFAULT_TASKS),), show_default="the first four",
-              help=f"Comma-separated tasks to make units for, from: {CLAIM_TASK}, {', '.join(ANSWER_TASKS)}, {PASSAGE_TASK} "
-                   "(one unit per retrieved passage).")
+@click.option("--tasks", multiple=True, default=(",".join(DEFAULT_TASKS),), show_default=",".join(DEFAULT_TASKS),
+              help="Comma-separated tasks to make units for, from: "
+                   + ", ".join(f"{t.name} (one unit per retrieved passage)" if t.unit == "passage"
+                               else f"{t.name} (items with a reference only)" if t.needs_reference else t.name
+                               for t in BY_NAME.values()) + ".")
 def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, backend: str | None,
                 model: str | None, tasks: tuple[str, ...]) -> None:
     """Store an eval set's items and make the units people and judges label.
@@ -126,7 +115,11 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
 
     Example: workbench labels add data/demo_rag.jsonl
     """
+    from workbench import store
+    from workbench.calibration.label_files import InputFileError, read_claims_file
+    from workbench.calibration.labelling import CLAIM_TASK, answer_units, decomposed_claim_units
     from workbench.scoring.dataset import DatasetError, load_eval_set
+    from workbench.types import Unit
 
     task_list = parse_tasks(tasks)
     try:
@@ -205,6 +198,15 @@ def import_command(file: Path, db_path: Path | None) -> None:
 
     Example: workbench labels add data/wice_claims.jsonl --claims data/wice_claims_units.jsonl && workbench labels import data/wice_labels.jsonl
     """
+    from workbench import store
+    from workbench.calibration.label_files import (
+        _line_of,
+        already_present,
+        labels_from_rows,
+        read_label_rows,
+        resolve_text_versions,
+    )
+
     rows, problems = read_label_rows(file)
     labels_, retracted, lines, row_problems = labels_from_rows(rows, str(file))
     problems += row_problems
@@ -254,6 +256,8 @@ def export_command(db_path: Path | None, out: Path | None, fmt: str | None, all_
 
     Example: workbench labels export --out labels.csv
     """
+    from workbench.calibration.label_files import EXPORT_COLUMNS, _detect_format, export_rows, format_rows
+
     fmt = _detect_format(out, fmt) if out is not None else (fmt or "csv")
     columns = EXPORT_COLUMNS + (("retracted_at", "stale") if all_history else ())
     with _open_existing(db_path) as db:

@@ -16,18 +16,12 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from workbench.formatting import fixed
 from workbench.formatting import highlight_quote_html  # noqa: F401  (re-exported; defined where the app can import it cheaply)
 from workbench.jsonl import read_jsonl
-from workbench.types import QUADRANTS
+from workbench.types import QUADRANT_CELLS, QUADRANTS
 
-QUADRANT_COLORS: dict[str, str] = {
-    "pass": "#2e7d32",
-    "faithful_irrelevant": "#1565c0",
-    "relevant_unfaithful": "#8e24aa",
-    "fail": "#c62828",
-    "abstained": "#546e7a",
-    "unscored": "#9e9e9e",
-}
+QUADRANT_COLORS: dict[str, str] = {cell.name: cell.color for cell in QUADRANT_CELLS}
 # Charts keep their natural size: ``width``/``height`` are the plot area, axes and legends are added
 # around it (Streamlit would otherwise squeeze the whole chart, labels included, into ``width``).
 #: What the chart builders return: a layered chart (altair types ``.properties()`` as possibly faceted).
@@ -592,4 +586,4 @@ def reliability_chart(df: pd.DataFrame, *, title: str | None = None, width: int 
 
 
 def _fmt(value: Any) -> str:
-    return "n/a" if value is None else f"{float(value):.2f}"
+    return fixed(value, 2)

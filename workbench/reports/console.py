@@ -3,16 +3,16 @@ report, the calibration and the judge run summary. Used by the CLI and the demo;
 """
 from __future__ import annotations
 
+from workbench.formatting import bracketed, fixed, percent
+from workbench.types import QUADRANT_CELLS
 
 
 def format_summary(summary: dict) -> str:
     """A readable table of a ``summary.json``."""
     def pct(x):
-        return "n/a" if x is None else f"{100 * x:5.1f}%"
+        return percent(x, width=5)
 
-    def num(x):
-        return "n/a" if x is None else f"{x:.3f}"
-
+    num = fixed
     th = summary["thresholds"]
     fails = summary.get("failures") or {}
     by_metric = fails.get("by_metric") or {}
@@ -115,14 +115,8 @@ def _claim_threshold(th: dict) -> str:
     return "the judge's own verdict" if value is None else f"{value:.2f}"
 
 
-QUADRANT_ROUTES = {
-    "pass": ("faithful and relevant", ""),
-    "faithful_irrelevant": ("grounded but off the question", "retrieval backlog"),
-    "relevant_unfaithful": ("on topic but not grounded", "generation backlog"),
-    "fail": ("neither", "both backlogs"),
-    "abstained": ("the answer refused", "see abstention"),
-    "unscored": ("a score is missing", "see errors"),
-}
+#: cell -> (meaning, where the work goes), from ``types.QUADRANT_CELLS``.
+QUADRANT_ROUTES = {cell.name: (cell.meaning, cell.route) for cell in QUADRANT_CELLS}
 
 
 def format_quadrant(summary: dict) -> list[str]:
@@ -135,7 +129,7 @@ def format_quadrant(summary: dict) -> list[str]:
     for cell, (meaning, route) in QUADRANT_ROUTES.items():
         share = f"{100 * quad[cell] / n:.1f}%" if n else "n/a"
         if cell in ci and ci[cell][0] is not None:
-            share += f" [{100 * ci[cell][0]:.1f}, {100 * ci[cell][1]:.1f}]"
+            share += " " + bracketed(ci[cell], lambda bound: f"{100 * bound:.1f}")
         lines.append(f"  {cell:<21}{quad[cell]:>6}  {share:<22}{meaning:<31}{route}")
     return lines
 
@@ -144,11 +138,11 @@ def format_corrected(corrected: dict) -> list[str]:
     """Table lines for the ``corrected`` block: raw judge rate, Rogan-Gladen and PPI with CIs."""
     from workbench.calibration.corrections import RATE_LABELS
 
-    def pct(x):
-        return "n/a" if x is None else f"{100 * x:.1f}%"
+    pct = percent
 
     def ci(pair):
-        return "" if not pair or pair[0] is None else f" [{pct(pair[0])}, {pct(pair[1])}]"
+        text = bracketed(pair, pct, missing="")
+        return f" {text}" if text else ""
 
     lines = ["corrected rates (judge errors measured against human labels; 95% CI)",
              f"  {'rate':<19} {'raw judge':<10} {'Rogan-Gladen':<26} {'PPI':<26} sens / spec (n labelled)"]
@@ -160,7 +154,7 @@ def format_corrected(corrected: dict) -> list[str]:
         rg = pct(block.get("rogan_gladen")) + ci(block.get("rogan_gladen_ci"))
         ppi = pct(block.get("ppi")) + ci(block.get("ppi_ci"))
         sens, spec = block.get("sensitivity"), block.get("specificity")
-        ss = f"{'n/a' if sens is None else f'{sens:.2f}'} / {'n/a' if spec is None else f'{spec:.2f}'}"
+        ss = f"{fixed(sens, 2)} / {fixed(spec, 2)}"
         lines.append(f"  {label:<19} {pct(block.get('raw')):<10} {rg:<26} {ppi:<26} {ss} "
                      f"(n={block.get('n_labelled', 0)})")
         if block.get("note"):
@@ -168,14 +162,12 @@ def format_corrected(corrected: dict) -> list[str]:
     return lines + notes
 
 
-def _num(x, fmt: str = "{:.3f}") -> str:
-    return "n/a" if x is None else fmt.format(x)
+def _num(x, digits: int = 3) -> str:
+    return fixed(x, digits)
 
 
 def _ci(ci) -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return "[n/a]"
-    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+    return bracketed(ci, lambda bound: fixed(bound, 2), missing="[n/a]")
 
 
 def format_judge_summary(summary: dict) -> str:
@@ -204,8 +196,8 @@ def format_judge_summary(summary: dict) -> str:
         lines += ["", "test-retest (same judge, repeats compared)",
                   f"{'task':<22}{'n':>6}{'kappa':>8}{'same':>8}"]
         for task, r in summary["test_retest"].items():
-            same = "n/a" if r["agreement"] is None else f"{100 * r['agreement']:.1f}%"
-            lines.append(f"{task:<22}{r['n']:>6}{_num(r['kappa'], '{:.3f}'):>8}{same:>8}")
+            same = percent(r["agreement"])
+            lines.append(f"{task:<22}{r['n']:>6}{_num(r['kappa']):>8}{same:>8}")
         lines.append("  (kappa n/a = one value only among the answers; 'same' = units answered identically in every repeat)")
     return "\n".join(lines)
 
@@ -276,14 +268,14 @@ def format_agreement(report: dict, *, error_icc: dict | None = None, all_pairs: 
         for fp, j in block["judges"].items():
             q = j["quote_hallucination_rate"]
             lines.append(f"  {fp[:40]:<40}{j['n']:>6}  {_num(j['kappa']) + ' ' + _ci(j['kappa_ci']):<24}"
-                         f"{_num(j['ac1'], '{:.2f}'):>7}{_num(j['accuracy'], '{:.2f}'):>7}"
-                         f"{_num(j.get('auc'), '{:.2f}'):>7}"
-                         f"{_num(j['alpha_with_humans'], '{:.2f}'):>9}{_num(q, '{:.1%}') if q is not None else 'n/a':>8}")
+                         f"{_num(j['ac1'], 2):>7}{_num(j['accuracy'], 2):>7}"
+                         f"{_num(j.get('auc'), 2):>7}"
+                         f"{_num(j['alpha_with_humans'], 2):>9}{percent(q):>8}")
             if j.get("too_small"):
                 lines.append(f"    too small to read: {j['too_small_reason']}")
             icc = (error_icc or {}).get(fp) if task == "claim_support" else None
             if icc and icc["items"]:
-                lines.append(f"    errors within answers: ICC {_num(icc['icc'], '{:.2f}')} over {icc['items']} answers "
+                lines.append(f"    errors within answers: ICC {_num(icc['icc'], 2)} over {icc['items']} answers "
                              f"with 2+ claims (0 = independent, 1 = all-or-nothing per answer)")
             if not j["n"]:
                 continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,10 @@ import numpy as np
 import pandas as pd
 
 from workbench.calibration.corrections import RATE_LABELS
+from workbench.formatting import NA, bracketed, num, percent
+from workbench.metrics.quadrant import SHARE_CELLS
 from workbench.reports.charts import QUADRANT_COLORS, judges_table, read_run, summary_table
 
-SHARE_CELLS = ("pass", "faithful_irrelevant", "relevant_unfaithful", "fail")
 SERIES_COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00")
 
 CSS = """
@@ -43,29 +45,24 @@ svg text{font-family:system-ui,Helvetica,Arial,sans-serif}
 
 def esc(value: Any) -> str:
     """Escaped text of any value (``None`` -> ``n/a``)."""
-    return "n/a" if value is None else html.escape(str(value), quote=True)
+    return NA if value is None else html.escape(str(value), quote=True)
 
 
 def _num(x: Any, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int | np.integer):
-        return str(int(x))
-    if isinstance(x, float | np.floating):
-        return f"{float(x):.{digits}f}"
+    """A number through ``formatting.num`` (infinite -> ``n/a``); anything else escaped text."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return NA
+    if x is None or isinstance(x, bool | numbers.Integral | float | np.floating):
+        return num(x, digits)
     return esc(x)
 
 
 def _pct(x: Any) -> str:
-    return "n/a" if x is None else f"{100 * float(x):.1f}%"
+    return percent(x)
 
 
 def _ci(pair: Sequence[Any] | None, fmt=_pct) -> str:
-    if not pair or pair[0] is None or pair[1] is None:
-        return "n/a"
-    return f"[{fmt(pair[0])}, {fmt(pair[1])}]"
+    return bracketed(pair, fmt)
 
 
 def html_table(frame: pd.DataFrame, *, digits: int = 3) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.formatting import NA, interval, num, pct, pct_with_interval, value_text, wilson_interval
-from workbench.types import QUADRANTS
+from workbench.types import QUADRANT_CELLS, QUADRANTS
 
 GLOSSARY_ANCHOR = "labels/guidelines.md#glossary"
 
@@ -36,14 +36,7 @@ STAT_HELP: dict[str, str] = {
                 "sample of the same size.",
 }
 
-QUADRANT_MEANING: dict[str, str] = {
-    "pass": "faithful and relevant",
-    "faithful_irrelevant": "grounded, but off the question",
-    "relevant_unfaithful": "on topic, but not grounded",
-    "fail": "neither",
-    "abstained": "the answer refused",
-    "unscored": "a score is missing",
-}
+QUADRANT_MEANING: dict[str, str] = {cell.name: cell.meaning for cell in QUADRANT_CELLS}
 
 
 def markdown_section(text: str | None, heading: str) -> str | None:

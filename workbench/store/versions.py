@@ -28,6 +28,7 @@ import json
 from collections.abc import Sequence
 
 
+from workbench.tasks import REGISTRY
 from workbench.types import EvalItem
 
 if TYPE_CHECKING:
@@ -37,14 +38,7 @@ HASH_HEX = 16
 ID_HASH_HEX = 12
 
 # which item fields besides the question and the unit's own text each task's label depends on
-TASK_FIELDS: dict[str, tuple[str, ...]] = {
-    "claim_support": ("answer", "passages"),
-    "answer_faithfulness": ("passages",),
-    "answer_relevance": (),
-    "abstention": (),
-    "context_relevance": (),
-    "answer_correctness": ("reference",),
-}
+TASK_FIELDS: dict[str, tuple[str, ...]] = {task.name: task.hashed_fields for task in REGISTRY}
 
 
 def text_hash(task: str, question: str, text: str, *, answer: str | None = None,

@@ -12,8 +12,9 @@ from workbench.calibration.label_files import EXPORT_COLUMNS, export_rows, forma
 from workbench.config import JudgeConfig
 from workbench.scoring.dataset import DatasetError, load_eval_set
 from workbench.calibration.judging import JUDGED_TASKS, run_judges
-from workbench.calibration.labelling import DEFAULT_TASKS, store_eval_set
+from workbench.calibration.labelling import store_eval_set
 from workbench.store import StoreError, current_labels, progress
+from workbench.tasks import DEFAULT_TASKS, TASK_NAMES
 
 st.title("Data")
 st.caption(f"Label store: {db_path()}")
@@ -71,7 +72,7 @@ def _run_judge() -> None:
 with db_session() as db:
     store_empty = not any(v["units"] for v in progress(db)["per_task"].values())
 with st.expander("Load an eval set (upload or path)", expanded=store_empty):
-    tasks = st.multiselect("Tasks to make units for", list(DEFAULT_TASKS) + ["answer_correctness"],
+    tasks = st.multiselect("Tasks to make units for", list(TASK_NAMES),
                            default=list(DEFAULT_TASKS), key="data_tasks")
     upload_tab, path_tab = st.tabs(["Upload a file", "Path on this machine"])
     with upload_tab:

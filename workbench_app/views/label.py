@@ -1,7 +1,7 @@
 """Label page: one unit at a time, buttons and keyboard shortcuts, committed before the next shows.
 
-Keys (the same in every task): 1 = the task's positive value (the first of ``TASK_VALUES``:
-supported / faithful / relevant / refused / correct), 2 = the other value, S = skip, U = undo.
+Keys (the same in every task, ``Task.keys`` of the task registry): 1 = the task's positive value
+(supported / faithful / relevant / refused / correct), 2 = the other value, S = skip, U = undo.
 
 A label is accepted only for the unit on screen: every showing of a unit is a *view* with a
 token (unit id + view number); the value buttons are keyed by the view and carry its token, and
@@ -39,13 +39,14 @@ from workbench.store import (
     unit_quotes,
 )
 from workbench.formatting import highlight_quote_html
+from workbench.tasks import BY_NAME, LABEL_KEYS, REGISTRY
 from workbench.types import TASK_VALUES, Label
 
 ALL_TASKS = "(all tasks)"
 ORDER_NAMES = {"sequential": "sequential", "near_threshold": "near the threshold first",
                "helps_most": "helps most (judges disagree, then near the threshold)", "random": "random"}
-SHORTCUTS = ("1", "2")
-EVIDENCE_TASKS = ("claim_support", "answer_faithfulness")
+SHORTCUTS = LABEL_KEYS
+EVIDENCE_TASKS = tuple(task.name for task in REGISTRY if task.evidence)
 
 
 def _annotator() -> str:
@@ -269,6 +270,7 @@ def _unit_area(annotator: str, task: str | None) -> None:
         return
 
     values = TASK_VALUES[unit.task]
+    kind = BY_NAME[unit.task].unit  # claim, answer or passage: what the unit's text is
     token = (unit.unit_id, view["seq"])
     keymap = (f"Each button's key is on it; 1 is the positive value in every task ({values[0]} here). "
               "In the note box, Enter keeps the note and gives the keys back.")
@@ -279,9 +281,9 @@ def _unit_area(annotator: str, task: str | None) -> None:
         if item is not None:
             st.markdown("**Question**")
             st.text(item.question)
-        st.markdown("**Claim**" if unit.task == "claim_support" else "**Answer**")
+        st.markdown(f"**{kind.capitalize()}**")
         with st.container(border=True, key="label_unit_text"):
-            st.text(unit.text if unit.task == "claim_support" or item is None else item.answer)
+            st.text(item.answer if kind == "answer" and item is not None else unit.text)
         columns = st.columns([1.25, 1.25, 0.75, 0.75])
         for index, (value, kind) in enumerate(zip(values, ("pos", "neg"))):
             columns[index].button(
