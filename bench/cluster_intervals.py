@@ -91,7 +91,13 @@ def multi_rater() -> None:
 
 def bundled(db_path: str | None) -> None:
     from workbench import store
-    from workbench.calibration.agreement import _human_labels, _majority, _verdicts_by_judge, agreement_report, unit_clusters
+    from workbench.calibration.agreement import (
+        _human_labels,
+        _majority,
+        _verdicts_by_judge,
+        agreement_report,
+        unit_clusters,
+    )
     from workbench.types import TASK_VALUES
 
     tmp = None

@@ -31,9 +31,9 @@ import time
 import numpy as np
 
 from workbench.demo import public_sets
-from workbench.stats.active import priority_order
 from workbench.judges.offline import OfflineJudge
 from workbench.judges.offline_features import split_of
+from workbench.stats.active import priority_order
 
 THRESHOLD = 0.5
 

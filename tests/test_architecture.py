@@ -9,7 +9,6 @@ other as long as that adds no cycle.
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

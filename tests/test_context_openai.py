@@ -59,7 +59,7 @@ def test_parse_verdict_batch_rejects_missing_or_repeated_claims():
 def test_an_endpoint_without_embeddings_costs_relevance_only(fake_openai, tmp_path):
     """A failing embedder is recorded on each item; faithfulness and the rest are still scored."""
     from workbench.judges.openai_compat import OpenAICompatEmbedder
-    from workbench.scoring.pipeline import run_scoring, ScoreOptions
+    from workbench.scoring.pipeline import ScoreOptions, run_scoring
     from workbench.types import EvalItem
 
     del fake_openai.routes[("POST", "/v1/embeddings")]

@@ -1,10 +1,10 @@
 """Numbers as people read them: ``workbench.formatting`` and the plain-language tables."""
 from __future__ import annotations
 
-
 import pandas as pd
 import pytest
 
+from workbench.formatting import interval, num, pct, pct_range, pct_with_interval, rounded, value_text, wilson_interval
 from workbench.reports.tables import (
     human_summary,
     judge_summary,
@@ -14,7 +14,6 @@ from workbench.reports.tables import (
     summary_rows,
     threshold_rows,
 )
-from workbench.formatting import interval, num, pct, pct_range, pct_with_interval, rounded, value_text, wilson_interval
 
 
 def test_percentages_and_numbers_are_rounded_and_missing_reads_na():

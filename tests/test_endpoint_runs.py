@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner
-
 from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI
+
 from workbench.cli import main
 from workbench.scoring.dataset import load_eval_set
 from workbench.scoring.estimate import estimate_run

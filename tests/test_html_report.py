@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from workbench import store
-from workbench.cli.report import report
 from workbench.calibration.corrections import corrected_rates
+from workbench.cli.report import report
 from workbench.reports.html import build_report, svg_bar_chart, svg_line_chart
 from workbench.scoring.pipeline import summarize, write_outputs
-from workbench.types import EvalItem, Judgment, JudgeUsage, Label, Passage, Thresholds, Unit
+from workbench.types import EvalItem, JudgeUsage, Judgment, Label, Passage, Thresholds, Unit
 
 PAYLOAD_ID = "<script>alert('id')</script>"
 PAYLOAD_CLAIM = "<img src=x onerror=alert(2)>"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI, _last_user_text, detect_task
+
 from workbench.cli import main
 from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge
 from workbench.scoring.pipeline import METRICS, ScoreOptions, estimate_calls, parse_metrics, score_items, summarize

@@ -15,8 +15,8 @@ import httpx2
 import numpy as np
 import openai
 import pytest
+from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI, Fault
 
-from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, Fault, FakeOpenAI
 from workbench.config import JudgeConfig
 from workbench.judges.base import Embedder, Judge, JudgeError, run_sync
 from workbench.judges.cache import JudgeCache

@@ -14,7 +14,6 @@ from workbench.judges.offline import OfflineEmbedder, OfflineJudge
 from workbench.judges.refusal import (
     CUE_NAMES,
     DEFAULT_REFUSAL_MODEL_PATH,
-    EMBEDDING_DIM,
     EMBEDDING_FEATURES,
     RefusalDetector,
     feature_matrix,

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from workbench import store, tasks, types
 from workbench.calibration import judging, labelling
 from workbench.calibration.agreement import CALIBRATED, REPORT_TASKS, calibrate_task
-from workbench.cli import main
 from workbench.cli import labels as cli_labels
+from workbench.cli import main
 from workbench.judges.prompts import PROMPT_NAMES
 from workbench.store.versions import TASK_FIELDS
 

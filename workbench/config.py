@@ -52,7 +52,7 @@ class JudgeConfig:
     verify_mode: str = "per-claim"
 
     @staticmethod
-    def from_env(**overrides) -> "JudgeConfig":
+    def from_env(**overrides) -> JudgeConfig:
         """Build from ``WORKBENCH_*`` variables; explicit non-``None`` overrides win."""
         values = {
             "backend": os.environ.get("WORKBENCH_JUDGE", "offline"),

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench_app.common import db_session, db_version
 from workbench.calibration.agreement import store_annotators
+from workbench_app.common import db_session, db_version
 
 
 @st.cache_data(max_entries=8)

@@ -56,8 +56,8 @@ from workbench.batch.requests import (  # noqa: F401 - re-exported: the public b
     stage_name,
     write_part,
 )
-from workbench.judges.cache import JudgeCache
 from workbench.judges.base import JudgeError, run_sync
+from workbench.judges.cache import JudgeCache
 from workbench.judges.concurrency import with_retries
 from workbench.judges.openai_compat import client_for_running_loop, json_dumps_vector, p_true_from_logprobs
 from workbench.judges.parsing import ParseError
@@ -266,14 +266,14 @@ class BatchRun:
             if not record.get("input_file_id"):
                 path = self.out_dir / record["input_path"]
                 data = path.read_bytes()
-                uploaded = await self._api("upload " + path.name, lambda: client.files.create(
+                uploaded = await self._api("upload " + path.name, lambda path=path, data=data: client.files.create(
                     file=(path.name, data), purpose="batch"))
                 record["input_file_id"] = uploaded.id
                 record["status"] = "uploaded"
                 self._save()
             if not record.get("batch_id"):
                 found = await self._find_existing(client, record["input_file_id"])
-                batch = found or await self._api("create batch", lambda: client.batches.create(
+                batch = found or await self._api("create batch", lambda record=record: client.batches.create(
                     input_file_id=record["input_file_id"], endpoint=stage["endpoint"],
                     completion_window=self.bopts.completion_window,
                     metadata={"workbench": f"stage {stage['stage']} round {record['round']} part {record['part']}"}))
@@ -310,7 +310,7 @@ class BatchRun:
             while True:
                 for record in live:
                     batch = await self._api(f"retrieve batch {record['batch_id']}",
-                                            lambda: client.batches.retrieve(record["batch_id"]))
+                                            lambda record=record: client.batches.retrieve(record["batch_id"]))
                     counts = batch.request_counts
                     record.update(status=batch.status, output_file_id=batch.output_file_id,
                                   error_file_id=batch.error_file_id,
@@ -345,8 +345,8 @@ class BatchRun:
         for file_id in (record.get("output_file_id"), record.get("error_file_id")):
             if not file_id:
                 continue
-            content = await self._api(f"download {file_id}", lambda: client.files.content(file_id))
-            for n, raw in enumerate(content.text.splitlines(), start=1):
+            content = await self._api(f"download {file_id}", lambda file_id=file_id: client.files.content(file_id))
+            for raw in content.text.splitlines():
                 if not raw.strip():
                     continue
                 try:

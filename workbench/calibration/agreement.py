@@ -31,14 +31,15 @@ import numpy as np
 import pandas as pd
 
 from workbench import store
+from workbench.formatting import fixed
 from workbench.stats import (
     agreement_with_ci,
     calibrate_threshold,
     cohen_kappa,
     human_agreement,
+    icc_oneway,
     krippendorff_alpha,
     logistic_calibration,
-    icc_oneway,
     majority_label,
     pairwise_summary,
     reliability_curve,
@@ -47,7 +48,6 @@ from workbench.stats import (
     sweep_frame,
     threshold_sweep,
 )
-from workbench.formatting import fixed
 from workbench.tasks import REPORT_TASKS, by_threshold_key
 from workbench.types import TASK_VALUES, Judgment, Thresholds
 

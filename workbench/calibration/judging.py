@@ -41,7 +41,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
 from workbench import tasks as registry
 from workbench.config import DEFAULT_THRESHOLDS
-
 from workbench.judges.base import Embedder, Judge, combined_usage
 from workbench.metrics.faithfulness import check_quote, faithfulness, faithfulness_from_verdicts, verify_claim
 from workbench.metrics.relevance import answer_relevance

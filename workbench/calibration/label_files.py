@@ -14,7 +14,6 @@ from workbench.calibration.labelling import CLAIM_TASK
 from workbench.jsonl import jsonl_objects
 from workbench.types import Label, Unit
 
-
 EXPORT_COLUMNS = ("task", "item_id", "claim_index", "annotator", "value", "note", "created_at", "text_hash", "text")
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,14 @@ def score_with_batch(items: Sequence[EvalItem], config: JudgeConfig, *, evalset:
 
     Returns ``None`` after a dry run, else ``(records, summary, judge fingerprint, out dir)``.
     """
-    from workbench.batch.runner import BatchError, batch_dry_run, build_batch_judges, default_batch_dir, format_dry_run, run_batch_scoring
+    from workbench.batch.runner import (
+        BatchError,
+        batch_dry_run,
+        build_batch_judges,
+        default_batch_dir,
+        format_dry_run,
+        run_batch_scoring,
+    )
     from workbench.scoring.pipeline import ScoreOptions
 
     if config.backend != "openai":

@@ -11,11 +11,10 @@ import sys
 
 import click
 
-from workbench.reports.console import format_agreement, format_calibration, format_judge_summary
 from workbench.cli.common import DB_HELP, annotator_options, chosen_annotators, echo_err, open_existing_store
 from workbench.config import JudgeConfig, save_thresholds
+from workbench.reports.console import format_agreement, format_calibration, format_judge_summary
 from workbench.tasks import TASK_NAMES
-
 
 # ------------------------------------------------------------------------------------------
 # judge
@@ -54,8 +53,8 @@ def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks,
 
     Example: workbench judge --db labels/workbench.db --judge offline --repeats 2
     """
-    from workbench.judges import factory
     from workbench.calibration.judging import BatchedModeUnsupported, run_judges
+    from workbench.judges import factory
 
     db = open_existing_store(db_path)
     config = JudgeConfig.from_env(backend=backend, model=model, embedding_model=embedding_model,

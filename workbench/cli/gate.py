@@ -12,7 +12,6 @@ import click
 from workbench.cli.common import echo_err
 from workbench.config import ThresholdsError, load_thresholds
 
-
 #: option name -> (summary block, field, "min" | "max", readable name)
 GATE_BOUNDS = {
     "min_faithfulness": ("faithfulness", "mean", "min", "faithfulness mean"),

@@ -26,8 +26,8 @@ def report(run_dir, db_path, out_path, annotators, exclude_annotators):
     """
     import numpy as np
 
-    from workbench.reports.html import write_report
     from workbench.reports.charts import RunError
+    from workbench.reports.html import write_report
 
     if db_path is not None and not Path(db_path).is_file():
         click.echo(f"error: --db {db_path}: no such label store", err=True)

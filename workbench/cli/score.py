@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from workbench.reports.console import format_summary
 from workbench.cli.common import (
+    annotator_options,
+    annotators_for_store,
     announce_judge,
     echo_err,
     exit_if_endpoint_failed,
@@ -16,8 +17,8 @@ from workbench.cli.common import (
     judge_options,
     load_items_or_exit,
 )
-from workbench.cli.common import annotator_options, annotators_for_store
 from workbench.config import JudgeConfig, ThresholdsError, load_thresholds
+from workbench.reports.console import format_summary
 
 
 @click.command()
@@ -61,10 +62,16 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
 
     Example: workbench score data/demo_rag.jsonl --corpus data/demo_corpus.jsonl --out runs/demo_rag
     """
-    from workbench.scoring.dataset import DatasetError, load_corpus
     from workbench.judges.base import JudgeError
     from workbench.judges.factory import build_judge
-    from workbench.scoring.pipeline import ScoreOptions, default_run_dir, items_in_flight_for, parse_metrics, run_scoring
+    from workbench.scoring.dataset import DatasetError, load_corpus
+    from workbench.scoring.pipeline import (
+        ScoreOptions,
+        default_run_dir,
+        items_in_flight_for,
+        parse_metrics,
+        run_scoring,
+    )
 
     try:
         metrics = parse_metrics(metrics_text)
@@ -136,10 +143,9 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
 def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool,
             max_failed: float = 0.05, annotators=None) -> None:
     """The end shared by interactive and batch runs: corrected rates, outputs, the table, the exit code."""
+    from workbench.calibration.placeholders import no_signal_warnings
     from workbench.failures import EXIT_TOO_MANY_FAILED, failure_summary
     from workbench.scoring.pipeline import write_outputs
-
-    from workbench.calibration.placeholders import no_signal_warnings
 
     if db_path is not None:
         summary["corrected"] = _corrected_or_none(db_path, records, items, thresholds, fingerprint, annotators)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.scoring.dataset import load_eval_set
 from workbench.jsonl import read_jsonl
+from workbench.scoring.dataset import load_eval_set
 from workbench.types import TASK_VALUES, EvalItem
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"

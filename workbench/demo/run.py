@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.demo import public_sets
 from workbench.config import JudgeConfig, load_thresholds, save_thresholds
-from workbench.scoring.dataset import load_corpus
+from workbench.demo import public_sets
 from workbench.judges.factory import build_judge
+from workbench.scoring.dataset import load_corpus
 from workbench.scoring.pipeline import ScoreOptions, run_scoring, write_outputs
 from workbench.types import EvalItem, Label, Unit
 
@@ -59,8 +59,11 @@ def calibration_sets(*, data_dir: Path | None = None, limit: int | None = None) 
     from workbench.judges.offline_features import split_of
     from workbench.judges.refusal import xstest_split
 
-    cut = (lambda xs: xs[:limit]) if limit else (lambda xs: xs)
-    heldout = lambda items: [i for i in items if split_of(i.id) == "test"]
+    def cut(xs: list) -> list:
+        return xs[:limit] if limit else xs
+
+    def heldout(items: list[EvalItem]) -> list[EvalItem]:
+        return [i for i in items if split_of(i.id) == "test"]
 
     wice = cut(heldout(public_sets.wice_items(data_dir=data_dir)))
     wice_ids = {i.id for i in wice}
@@ -81,7 +84,9 @@ def calibration_sets(*, data_dir: Path | None = None, limit: int | None = None) 
     xs_rows = cut([r for r in public_sets.xstest_rows(data_dir=data_dir) if xstest_split(r["id"]) == "test"])
     xstest = [EvalItem(r["id"], r["prompt"], r["completion"], (),
                        answerable=not str(r["type"]).startswith("contrast_")) for r in xs_rows]
-    refused = lambda raw: "answered" if str(raw).startswith("1_") else "refused"  # full or partial refusal
+    def refused(raw: object) -> str:
+        return "answered" if str(raw).startswith("1_") else "refused"  # full or partial refusal
+
     xs_labels = [Label(Unit.make_id("abstention", r["id"]), "abstention", annotator, refused(r[column]))
                  for r in xs_rows for annotator, column in (("xstest_a1", "annotation_1"), ("xstest_a2", "annotation_2"))
                  if r.get(column)]
@@ -119,8 +124,8 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
     "begin": summary}``."""
     from workbench import store
     from workbench.calibration.agreement import agreement_report, calibration_report
-    from workbench.reports.console import format_agreement, format_calibration, format_corrected, format_summary
     from workbench.calibration.judging import run_judges
+    from workbench.reports.console import format_agreement, format_calibration, format_corrected, format_summary
 
     out_dir.mkdir(parents=True, exist_ok=True)
     config = JudgeConfig(backend="offline")

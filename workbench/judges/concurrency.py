@@ -32,6 +32,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from workbench.judges.base import JudgeError
+
 if TYPE_CHECKING:
     import openai
 else:
@@ -246,7 +247,7 @@ class FirstCallGate:
             if probe is not None and probe[0] is loop and not probe[1].done():
                 try:
                     await asyncio.wait_for(asyncio.shield(probe[1]), max(0.0, deadline - loop.time()))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     return
             else:
                 await asyncio.sleep(poll)

@@ -14,7 +14,6 @@ import numpy as np
 
 from workbench.judges.base import fingerprint as make_fingerprint
 
-
 WORDLLAMA_MODEL = "wordllama-l2_supercat-256"
 
 

@@ -40,8 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from workbench.jsonl import read_json_object
 from workbench.judges.base import ScoreDeclaration
 from workbench.judges.base import fingerprint as make_fingerprint
+from workbench.judges.embedder import WORDLLAMA_DIM, WORDLLAMA_MODEL, OfflineEmbedder  # noqa: F401  (re-exported)
 from workbench.judges.offline_features import (
     FEATURE_NAMES,
     FEATURE_VERSION,
@@ -50,9 +52,7 @@ from workbench.judges.offline_features import (
     content_stems,
     tokens,
 )
-from workbench.judges.embedder import WORDLLAMA_DIM, WORDLLAMA_MODEL, OfflineEmbedder  # noqa: F401  (re-exported)
 from workbench.judges.refusal import RefusalDetector
-from workbench.jsonl import read_json_object
 from workbench.text import split_sentences, strip_citations
 from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
 

@@ -47,6 +47,7 @@ from workbench.judges.endpoint import (  # noqa: F401  (re-exported: the request
     max_tokens_for,
     response_format_body,
 )
+
 if TYPE_CHECKING:
     import openai
 else:
@@ -292,7 +293,7 @@ def p_true_from_logprobs(logprobs: Any, key: str = "supported") -> float | None:
     return None
 
 
-_PER_LOOP: "weakref.WeakKeyDictionary[openai.AsyncOpenAI, tuple[weakref.ref, openai.AsyncOpenAI]]" = weakref.WeakKeyDictionary()
+_PER_LOOP: weakref.WeakKeyDictionary[openai.AsyncOpenAI, tuple[weakref.ref, openai.AsyncOpenAI]] = weakref.WeakKeyDictionary()
 
 
 def client_for_running_loop(client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:

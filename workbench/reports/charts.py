@@ -7,7 +7,6 @@ Text that comes from an eval set is untrusted: the only HTML built here
 """
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -16,8 +15,10 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from workbench.formatting import fixed
-from workbench.formatting import highlight_quote_html  # noqa: F401  (re-exported; defined where the app can import it cheaply)
+from workbench.formatting import (
+    fixed,
+    highlight_quote_html,  # noqa: F401  (re-exported; defined where the app can import it cheaply)
+)
 from workbench.jsonl import read_jsonl
 from workbench.types import QUADRANT_CELLS, QUADRANTS
 

@@ -15,11 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from workbench.scoring.embed_batch import EmbeddingBatcher
 from workbench.judges.base import Embedder, Judge, JudgeError, combined_usage, run_sync
-from workbench.scoring.limits import cap_claims
 from workbench.metrics.abstention import abstention_summary
-from workbench.metrics.citations import check_citations, cited_sentences
+from workbench.metrics.citations import check_citations
 from workbench.metrics.context import context_precision, context_recall
 from workbench.metrics.correctness import answer_correctness
 from workbench.metrics.diagnosis import diagnose, diagnosis_counts, retrieval_failed
@@ -27,9 +25,10 @@ from workbench.metrics.faithfulness import faithfulness_from_verdicts, verify_cl
 from workbench.metrics.quadrant import quadrant, quadrant_counts, quadrant_share_ci
 from workbench.metrics.relevance import answer_relevance
 from workbench.metrics.retrieval import retrieval_scores
-from workbench.text import DEFAULT_CITATION_PATTERN, split_sentences
+from workbench.scoring.embed_batch import EmbeddingBatcher
+from workbench.scoring.limits import cap_claims
+from workbench.text import DEFAULT_CITATION_PATTERN
 from workbench.types import EvalItem, JudgeUsage, Passage, Thresholds
-
 
 METRICS = ("faithfulness", "answer_relevance", "abstention", "citations", "context_precision", "context_recall",
            "correctness", "retrieval")

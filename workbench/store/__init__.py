@@ -61,8 +61,8 @@ from workbench.store.labels import (
     unit_quotes,
     validate_labels,
 )
-from workbench.store.versions import TASK_FIELDS, item_text_key, text_hash, unit_text_hash
 from workbench.store.migrations import LATEST, MIGRATIONS, applied_migrations, migrate
+from workbench.store.versions import TASK_FIELDS, item_text_key, text_hash, unit_text_hash
 
 __all__ = [
     "LATEST",

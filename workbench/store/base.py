@@ -4,11 +4,10 @@ Imports nothing of the store, so every other store module can import it without 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import contextlib
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
@@ -37,7 +36,7 @@ class StoreNotFoundError(StoreError):
 
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with microseconds, e.g. ``2025-01-31T09:15:02.123456+00:00``."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 @contextlib.contextmanager

@@ -8,10 +8,8 @@ upgraded. Opening a store whose schema is current, and every read, take no write
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pathlib import Path
-
+from typing import TYPE_CHECKING
 
 from workbench.config import default_db_path
 from workbench.store.base import LabelError, StoreError, StoreNotFoundError, now_iso, write_tx

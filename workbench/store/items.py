@@ -4,11 +4,9 @@ See ``workbench.store.versions`` for how a unit's text hash is made and when a u
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 from collections.abc import Iterable
-
+from typing import TYPE_CHECKING
 
 from workbench.store.base import StoreError, now_iso, write_tx
 from workbench.store.versions import item_text_key, mark_stale_units, unit_text_hash, version_id

@@ -1,13 +1,11 @@
 """Judges' verdicts per unit, and scoring runs."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
-
+from typing import TYPE_CHECKING
 
 from workbench.store.base import StoreError, now_iso, write_tx
 from workbench.types import TASK_VALUES, Judgment

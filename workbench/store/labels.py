@@ -21,8 +21,7 @@ import time
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Protocol, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, Protocol
 
 from workbench.store.base import LabelError, now_iso, write_tx
 from workbench.store.items import _QUEUE_ORDER, _UNIT_COLUMNS, _unit_from_row, list_units

@@ -28,10 +28,8 @@ handed out the same way in both.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Callable
-
+from typing import TYPE_CHECKING
 
 from workbench.store.base import StoreError, now_iso, write_tx
 from workbench.store.items import get_item

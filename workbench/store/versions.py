@@ -21,12 +21,10 @@ the answer, or the passage), plus the item's question, and:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import hashlib
 import json
 from collections.abc import Sequence
-
+from typing import TYPE_CHECKING
 
 from workbench.tasks import REGISTRY
 from workbench.types import EvalItem

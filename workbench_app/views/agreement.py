@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from workbench.calibration.agreement import agreement_report, disagreements
+from workbench.reports.charts import ceiling_chart, confusion_heatmap
+from workbench.reports.tables import GLOSSARY_ANCHOR, STAT_HELP, human_summary, judge_summary, markdown_section
 from workbench_app.annotators import choose_annotators
 from workbench_app.common import db_path, db_session, db_version, guidelines_text
-from workbench.calibration.agreement import agreement_report, disagreements
-from workbench.reports.tables import GLOSSARY_ANCHOR, STAT_HELP, human_summary, judge_summary, markdown_section
-from workbench.reports.charts import ceiling_chart, confusion_heatmap
 
 MATRICES_PER_ROW = 3
 

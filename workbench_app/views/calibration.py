@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from workbench_app.annotators import choose_annotators
-from workbench_app.common import db_path, db_session, db_version
 from workbench.calibration.agreement import CALIBRATED, calibration_curves, calibration_report
 from workbench.config import home, save_thresholds
-from workbench.reports.tables import GLOSSARY_ANCHOR, threshold_rows
 from workbench.formatting import interval, num
 from workbench.reports.charts import reliability_chart, threshold_curve
+from workbench.reports.tables import GLOSSARY_ANCHOR, threshold_rows
 from workbench.stats.agreement import MIN_UNITS
 from workbench.store import judge_fingerprints
+from workbench_app.annotators import choose_annotators
+from workbench_app.common import db_path, db_session, db_version
 
 CRITERIA = ("kappa", "youden", "f1")
 # below this many units a threshold is flagged, whatever its kappa: the same minimum as every agreement row

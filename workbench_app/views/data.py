@@ -7,14 +7,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from workbench_app.common import db_path, db_session
+from workbench.calibration.judging import JUDGED_TASKS, run_judges
 from workbench.calibration.label_files import EXPORT_COLUMNS, export_rows, format_rows
+from workbench.calibration.labelling import store_eval_set
 from workbench.config import JudgeConfig
 from workbench.scoring.dataset import DatasetError, load_eval_set
-from workbench.calibration.judging import JUDGED_TASKS, run_judges
-from workbench.calibration.labelling import store_eval_set
 from workbench.store import StoreError, current_labels, progress
 from workbench.tasks import DEFAULT_TASKS, TASK_NAMES
+from workbench_app.common import db_path, db_session
 
 st.title("Data")
 st.caption(f"Label store: {db_path()}")

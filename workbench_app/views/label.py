@@ -24,7 +24,7 @@ import threading
 
 import streamlit as st
 
-from workbench_app.common import db_session, guidelines_text, keep, label_css, pick_unit, remember
+from workbench.formatting import highlight_quote_html
 from workbench.store import (
     ORDERS,
     LabelError,
@@ -38,9 +38,9 @@ from workbench.store import (
     undo_last_label,
     unit_quotes,
 )
-from workbench.formatting import highlight_quote_html
 from workbench.tasks import BY_NAME, LABEL_KEYS, REGISTRY
 from workbench.types import TASK_VALUES, Label
+from workbench_app.common import db_session, guidelines_text, keep, label_css, pick_unit, remember
 
 ALL_TASKS = "(all tasks)"
 ORDER_NAMES = {"sequential": "sequential", "near_threshold": "near the threshold first",
@@ -307,7 +307,7 @@ def _unit_area(annotator: str, task: str | None) -> None:
     previous = st.session_state.get("label_prev_view")
     if previous and previous.get("task") in TASK_VALUES:
         with st.container(key="label_ghosts"):
-            for index, (value, kind) in enumerate(zip(TASK_VALUES[previous["task"]], ("pos", "neg"))):
+            for value, kind in zip(TASK_VALUES[previous["task"]], ("pos", "neg")):
                 st.button(value, key=f"label_{kind}_{previous['seq']}", on_click=_commit,
                           args=((previous["unit_id"], previous["seq"]), previous["task"], value))
             st.button("skip", key=f"label_skip_{previous['seq']}", on_click=_skip,

@@ -6,12 +6,20 @@ from pathlib import Path
 
 import streamlit as st
 
-from workbench_app.common import db_session, runs_root
-from workbench.reports.tables import quadrant_summary, rate_interval, summary_rows
-from workbench.formatting import NA, num, pct, pct_range, rounded
-from workbench.reports.charts import RunError, claims_frame, items_frame, list_run_dirs, quadrant_chart, read_run, summary_table
 from workbench.config import DEFAULT_THRESHOLDS as DEFAULTS
+from workbench.formatting import NA, num, pct, pct_range, rounded
+from workbench.reports.charts import (
+    RunError,
+    claims_frame,
+    items_frame,
+    list_run_dirs,
+    quadrant_chart,
+    read_run,
+    summary_table,
+)
+from workbench.reports.tables import quadrant_summary, rate_interval, summary_rows
 from workbench.store import get_item
+from workbench_app.common import db_session, runs_root
 
 DEFAULT_THRESHOLDS = {"faithfulness": DEFAULTS.faithfulness, "answer_relevance": DEFAULTS.answer_relevance}
 
