@@ -18,6 +18,7 @@ from workbench.cli.common import (
 )
 from workbench.cli.common import annotator_options, annotators_for_store
 from workbench.config import JudgeConfig, ThresholdsError, load_thresholds
+from workbench.types import ItemScore
 
 
 @click.command()
@@ -133,7 +134,7 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
             annotators=chosen)
 
 
-def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool,
+def _finish(out: Path, records: list[ItemScore], summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool,
             max_failed: float = 0.05, annotators=None) -> None:
     """The end shared by interactive and batch runs: corrected rates, outputs, the table, the exit code."""
     from workbench.failures import EXIT_TOO_MANY_FAILED, failure_summary
@@ -161,7 +162,7 @@ def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint
         sys.exit(EXIT_TOO_MANY_FAILED)
 
 
-def _corrected_or_none(db_path, records, items, thresholds, fingerprint, annotators=None):
+def _corrected_or_none(db_path, records: list[ItemScore], items, thresholds, fingerprint, annotators=None):
     """Corrected rates from the label store at ``db_path`` (``workbench.calibration.corrections``)."""
     import sqlite3
 
