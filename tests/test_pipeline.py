@@ -47,7 +47,7 @@ def scripted():
 def test_pipeline_records_and_summary_hand_derived(tmp_path):
     judge, embedder = scripted()
     records = asyncio.run(score_items(ITEMS, judge, embedder, ScoreOptions()))
-    a, b, c = records
+    a, b, c = (r.to_record() for r in records)
     assert (a["faithfulness"], a["answer_relevance"], a["quadrant"]) == (1.0, 1.0, "pass")
     assert a["retrieval"] == {"k": 2, "recall_at_k": 1.0, "precision_at_k": 0.5, "mrr": 1.0}
     assert a["citations"] == [{"id": "p1", "in_corpus": True, "retrieved": True, "supports": True}]
@@ -79,7 +79,7 @@ def test_pipeline_records_and_summary_hand_derived(tmp_path):
 def test_pipeline_records_judge_failures_per_item_and_goes_on():
     judge, embedder = scripted()
     judge.enqueue("decompose", JudgeError("HTTP 500 after 4 retries"))
-    records = asyncio.run(score_items(ITEMS[:2], judge, embedder, ScoreOptions(items_in_flight=1)))
+    records = [r.to_record() for r in asyncio.run(score_items(ITEMS[:2], judge, embedder, ScoreOptions(items_in_flight=1)))]
     assert records[0]["faithfulness"] is None and records[0]["quadrant"] == "unscored"
     assert records[0]["errors"] == ["decompose answer: HTTP 500 after 4 retries"]
     assert records[1]["faithfulness"] == 0.5 and records[1]["errors"] == []
@@ -138,7 +138,8 @@ def test_independent_calls_of_an_item_start_before_any_of_them_returns():
         batcher = EmbeddingBatcher(GatedEmbedder({k: list(v) for k, v in embedder.table.items()}), window=0.001)
         return await score_items(ITEMS[:1], judge, batcher, ScoreOptions()), judge
 
-    (record,), judge = asyncio.run(run())
+    (scored,), judge = asyncio.run(run())
+    record = scored.to_record()
     assert record["errors"] == [] and record["faithfulness"] == 1.0 and record["answer_relevance"] == 1.0
     order = [name for name, _ in judge.history]
     # the citation check needs nothing and starts at once; the claim's verification follows its decomposition
@@ -153,4 +154,4 @@ def test_scheduling_does_not_change_records_with_a_batcher():
     plain = asyncio.run(score_items(ITEMS, judge, embedder, ScoreOptions()))
     judge, embedder = scripted()
     batched = asyncio.run(score_items(ITEMS, judge, EmbeddingBatcher(embedder, window=0.001), ScoreOptions()))
-    assert json.dumps(plain) == json.dumps(batched)
+    assert json.dumps([r.to_record() for r in plain]) == json.dumps([r.to_record() for r in batched])
