@@ -258,8 +258,7 @@ def corrected_rates(
                 unlabelled.append(positive)
         for item_id, human_positive in labels.items():
             record = by_id.get(item_id)
-            in_run = record is not None and (same_set is None or item_id in same_set)
-            if in_run:
+            if record is not None and (same_set is None or item_id in same_set):  # in the run
                 # the run's own verdict; for the abstention rates an item outside this rate's
                 # population (other answerability) still measures refusal detection
                 judge_positive = record_positive(record, rate, thresholds)

@@ -16,7 +16,8 @@ from pathlib import Path
 from statistics import fmean
 
 from workbench.scoring.embed_batch import EmbeddingBatcher
-from workbench.judges.base import Embedder, Judge, JudgeError, combined_usage, run_sync
+from workbench.judges.base import (CoalescableEmbedder, ContextJudge, Embedder, FailsFast, Judge, JudgeError,
+                                   combined_usage, embedder_fingerprint, run_sync)
 from workbench.scoring.limits import cap_claims
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations, cited_sentences
@@ -155,7 +156,7 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         return await answer_correctness(item.answer, claims, item.reference, judge,
                                         reference_statements=statements, embedder=embedder)
 
-    judge_contexts = hasattr(judge, "judge_context") and bool(item.contexts) and "context_precision" in wanted
+    judge_contexts = isinstance(judge, ContextJudge) and bool(item.contexts) and "context_precision" in wanted
     try:
         abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
             guarded("is_refusal", judge.is_refusal(item.answer)) if "abstention" in wanted else nothing(),
@@ -215,7 +216,7 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         abstained=abstained,
         answerable=item.answerable,
         retrieval=retrieval,
-        citations=tuple(cites),
+        citations=tuple(cites or ()),
         context_precision=cprec_score,
         context_precision_id_based=cprec.id_based if cprec else None,
         context_judgments=cprec.verdicts if cprec else (),
@@ -234,7 +235,7 @@ async def _empty_list() -> list:
 
 
 async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
-                      *, on_item_done: Callable[[ItemScore], None] | None = None) -> list[ItemScore]:
+                      *, on_item_done: Callable[[ItemScore], object] | None = None) -> list[ItemScore]:
     """Score every item, at most ``options.items_in_flight`` at a time; records in input order.
 
     An unexpected exception inside one item is recorded on that item (``errors``), not raised.
@@ -242,7 +243,7 @@ async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedde
     :class:`~workbench.scoring.embed_batch.EmbeddingBatcher`, so the items' embeddings share requests.
     """
     gate = asyncio.Semaphore(max(1, options.items_in_flight))
-    if getattr(embedder, "coalescable", False) and not isinstance(embedder, EmbeddingBatcher):
+    if isinstance(embedder, CoalescableEmbedder) and embedder.coalescable and not isinstance(embedder, EmbeddingBatcher):
         embedder = EmbeddingBatcher(embedder)
 
     async def one(item: EvalItem) -> ItemScore:
@@ -398,11 +399,11 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
         records = run_sync(score_items(items, judge, embedder, options, on_item_done=lambda _: bar.update(1)))
     finally:
         bar.close()
-    if getattr(judge, "fatal", None) is not None:
+    if isinstance(judge, FailsFast) and judge.fatal is not None:
         raise judge.fatal  # the endpoint refused the first call (EndpointError): there is no result
     summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
                         fingerprint=judge.fingerprint, k=options.k, metrics=options.metrics)
-    summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
+    summary["judge"]["embedder"] = embedder_fingerprint(embedder)
     from workbench.calibration.placeholders import placeholder_fields
 
     summary.update(placeholder_fields(judge))
