@@ -9,7 +9,7 @@ import pytest
 from workbench.judges.base import JudgeError
 from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge
 from workbench.scoring.pipeline import ScoreOptions, estimate_calls, score_items, summarize, write_outputs
-from workbench.types import ClaimVerdict, EvalItem, JudgeUsage, Passage, Thresholds
+from workbench.types import ClaimVerdict, EvalItem, ItemScore, JudgeUsage, Passage, Thresholds
 
 P1 = Passage("p1", "The refund window on annual plans is 30 days.")
 P2 = Passage("p2", "Monthly plans cannot be refunded.")
@@ -83,6 +83,32 @@ def test_pipeline_records_judge_failures_per_item_and_goes_on():
     assert records[0]["faithfulness"] is None and records[0]["quadrant"] == "unscored"
     assert records[0]["errors"] == ["decompose answer: HTTP 500 after 4 retries"]
     assert records[1]["faithfulness"] == 0.5 and records[1]["errors"] == []
+
+
+def test_an_item_whose_scoring_raises_is_unscored_with_the_contract_keys():
+    judge, embedder = scripted()
+    judge.enqueue("decompose", RuntimeError("bug"))  # not a JudgeError: escapes score_item
+    failed, ok = asyncio.run(score_items(ITEMS[:2], judge, embedder, ScoreOptions(items_in_flight=1)))
+    assert failed.quadrant == "unscored" and failed.errors == ("internal error: RuntimeError: bug",)
+    record = failed.to_record()
+    assert list(record) == [k for k in ok.to_record() if k != "notes"]  # same keys and order, no notes
+    assert record["faithfulness"] is None and record["claims"] == [] and record["answerable"] is True
+    assert record["diagnosis"] == "insufficient_data" and record["abstained"] is None
+    summary = summarize([failed, ok], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x")
+    assert summary["quadrant"]["unscored"] == 1 and summary["errors"] == {"items_with_errors": 1}
+
+
+def test_quote_tallies_come_from_the_claims_and_internal_fields_are_not_written(tmp_path):
+    claims = (ClaimVerdict("x", False, 0.9, quote="made up", quote_found=False, quote_hallucinated=True),
+              ClaimVerdict("y", True, 1.0, quote="real", quote_found=True), ClaimVerdict("z", False, 0.0))
+    scored = ItemScore("q", claims=claims, gold_context_ids=("p1",))
+    assert (scored.n_quotes, scored.n_quote_hallucinated) == (2, 1)
+    summary = summarize([scored], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x")
+    assert summary["quotes"] == {"n": 2, "hallucinated": 1, "rate": 0.5}
+    write_outputs(tmp_path, [scored], summary)
+    line = json.loads((tmp_path / "items.jsonl").read_text())
+    assert line == scored.to_record() and [c["text"] for c in line["claims"]] == ["x", "y", "z"]
+    assert not {"gold_context_ids", "n_quotes", "n_quote_hallucinated"} & set(line)
 
 
 def test_empty_summary_uses_null_not_zero():
