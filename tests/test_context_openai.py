@@ -68,7 +68,7 @@ def test_an_endpoint_without_embeddings_costs_relevance_only(fake_openai, tmp_pa
     item = EvalItem("e1", "What is the refund window?", "The refund window on annual plans is 30 days.",
                     (Passage("a", "The refund window on annual plans is 30 days."),), reference="30 days.")
     records, summary = run_scoring([item], judge, embedder, ScoreOptions(), progress=False)
-    record = records[0]
+    record = records[0].to_record()
     assert record["faithfulness"] == 1.0 and record["answer_relevance"] is None
     assert record["quadrant"] == "unscored" and record["correctness"]["similarity"] is None
     assert any(e.startswith("answer_relevance: ") and "404" in e for e in record["errors"])

@@ -19,7 +19,7 @@ from workbench.reports.console import format_corrected
 from workbench.scoring.dataset import load_eval_set
 from workbench.stats.active import priority_order
 from workbench.stats.correction import NOT_BETTER_THAN_CHANCE
-from workbench.types import Judgment, Label, Thresholds, Unit
+from workbench.types import ItemScore, Judgment, Label, Thresholds, Unit
 
 T = Thresholds()  # faithfulness 0.85, relevance 0.70
 
@@ -29,8 +29,7 @@ def rng():
 
 
 def rec(i, faith=None, rel=None, abstained=False, answerable=True):
-    return {"id": f"q{i}", "faithfulness": faith, "answer_relevance": rel, "abstained": abstained,
-            "answerable": answerable}
+    return ItemScore(f"q{i}", faithfulness=faith, answer_relevance=rel, abstained=abstained, answerable=answerable)
 
 
 def test_record_positive_uses_thresholds_inclusively_and_populations():

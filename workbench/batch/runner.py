@@ -62,7 +62,7 @@ from workbench.judges.concurrency import with_retries
 from workbench.judges.openai_compat import client_for_running_loop, json_dumps_vector, p_true_from_logprobs
 from workbench.judges.parsing import ParseError
 from workbench.scoring.pipeline import ScoreOptions, run_scoring
-from workbench.types import EvalItem
+from workbench.types import EvalItem, ItemScore
 
 STATE_FILE = "batch_state.json"
 STATE_VERSION = 1
@@ -149,7 +149,7 @@ class BatchRun:
         self.submitted_this_process = 0
 
     # -- public ----------------------------------------------------------------------------
-    def run(self) -> tuple[list[dict], dict]:
+    def run(self) -> tuple[list[ItemScore], dict]:
         """Run every stage, then the final cache-only pass; returns ``(records, summary)``.
 
         Raises ``BatchError`` when the Batch API keeps failing (after retries) or the state does
@@ -167,7 +167,7 @@ class BatchRun:
         return await with_retries(call, what=f"{what} ({self.judge.host})", max_retries=self.judge.config.max_retries,
                                   base_delay=self.bopts.retry_base_delay, max_delay=60.0)
 
-    def final_pass(self) -> tuple[list[dict], dict]:
+    def final_pass(self) -> tuple[list[ItemScore], dict]:
         """Score from the cache alone (no calls); given-up requests become recorded errors."""
         failed = self.state.get("failed", {})
         judge = CacheOnlyJudge(self.judge.config, client=self.judge.client, cache=self.cache,
@@ -455,7 +455,7 @@ def build_batch_judges(config, *, client=None, cache=None) -> tuple[CacheOnlyJud
 
 def run_batch_scoring(items: Sequence[EvalItem], judge: CacheOnlyJudge, embedder: CacheOnlyEmbedder,
                       options: ScoreOptions, out_dir: Path, batch_options: BatchOptions | None = None,
-                      *, echo: Callable[[str], None] | None = None) -> tuple[list[dict], dict]:
+                      *, echo: Callable[[str], None] | None = None) -> tuple[list[ItemScore], dict]:
     """Score ``items`` through the Batch API into ``out_dir`` (resumable); returns ``(records, summary)``.
 
     The caller writes ``items.jsonl`` / ``summary.json`` (``workbench.scoring.pipeline.write_outputs``).

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from workbench.stats import UNSTABLE_YOUDEN, ppi_mean, rogan_gladen_ci, rogan_gladen_unclipped
-from workbench.types import TASK_VALUES, EvalItem, Thresholds
+from workbench.types import TASK_VALUES, EvalItem, ItemScore, Thresholds
 
 #: rate key -> (human task, record field holding the judge's score/verdict, answerable filter).
 RATES: dict[str, tuple[str, str, bool | None]] = {
@@ -72,21 +72,32 @@ def _threshold(rate: str, thresholds: Thresholds) -> float | None:
     return None
 
 
-def record_positive(record: Mapping[str, Any], rate: str, thresholds: Thresholds) -> bool | None:
-    """The judge's verdict on one item record for ``rate`` (``None`` = not scored / not in population).
+def _judge_value(record: ItemScore, field: str) -> float | bool | None:
+    """The field of ``record`` that :data:`RATES` names."""
+    if field == "faithfulness":
+        return record.faithfulness
+    if field == "answer_relevance":
+        return record.answer_relevance
+    return record.abstained
+
+
+def record_positive(record: ItemScore, rate: str, thresholds: Thresholds) -> bool | None:
+    """The judge's verdict on one scored item for ``rate`` (``None`` = not scored / not in population).
 
     Faithfulness and relevance: score at or above its threshold; abstention rates: ``abstained``,
     restricted to unanswerable (``abstention_rate``) or answerable (``false_refusal_rate``) items.
     """
     _, field, answerable = RATES[rate]
-    value = record.get(field)
+    value = _judge_value(record, field)
     if value is None:
         return None
     if answerable is not None:
-        if bool(record.get("answerable", True)) != answerable:
+        if bool(record.answerable) != answerable:
             return None
         return bool(value)
-    return float(value) >= _threshold(rate, thresholds)
+    threshold = _threshold(rate, thresholds)
+    assert threshold is not None  # a score rate (faithfulness, relevance) has a threshold
+    return float(value) >= threshold
 
 
 def stored_positive(value: str | None, score: float | None, rate: str, thresholds: Thresholds) -> bool | None:
@@ -201,7 +212,7 @@ def corrected_block(
 
 
 def corrected_rates(
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[ItemScore],
     human: Mapping[str, Mapping[str, bool]],
     stored: Mapping[str, Mapping[str, tuple[str | None, float | None]]],
     *,
@@ -214,8 +225,8 @@ def corrected_rates(
     """The ``corrected`` block of ``summary.json`` from records, human majorities and stored verdicts.
 
     Args:
-        records: the run's item records (``id``, ``faithfulness``, ``answer_relevance``,
-            ``abstained``, ``answerable``).
+        records: the run's item scores (``id``, ``faithfulness``, ``answer_relevance``,
+            ``abstained``, ``answerable`` are read).
         human: task -> {item id: human majority is the positive value}; ties already left out.
         stored: task -> {item id: (value, score)} of the run's judge from the store (repeat 0,
             error-free), used for labelled items that are not in this run.
@@ -229,7 +240,7 @@ def corrected_rates(
     Returns:
         ``{rate: corrected_block(...)}`` for every rate in ``RATES``.
     """
-    by_id = {str(r["id"]): r for r in records}
+    by_id = {str(r.id): r for r in records}
     out: dict[str, dict[str, Any]] = {}
     for rate, (task, _, _) in RATES.items():
         labels = human.get(task, {})
@@ -247,13 +258,12 @@ def corrected_rates(
                 unlabelled.append(positive)
         for item_id, human_positive in labels.items():
             record = by_id.get(item_id)
-            in_run = record is not None and (same_set is None or item_id in same_set)
-            if in_run:
+            if record is not None and (same_set is None or item_id in same_set):  # in the run
                 # the run's own verdict; for the abstention rates an item outside this rate's
                 # population (other answerability) still measures refusal detection
                 judge_positive = record_positive(record, rate, thresholds)
-                if judge_positive is None and RATES[rate][2] is not None and record.get("abstained") is not None:
-                    judge_positive = bool(record["abstained"])
+                if judge_positive is None and RATES[rate][2] is not None and record.abstained is not None:
+                    judge_positive = bool(record.abstained)
             else:
                 value, score = verdicts.get(item_id, (None, None))
                 judge_positive = stored_positive(value, score, rate, thresholds)
@@ -296,7 +306,7 @@ def read_store_evidence(db, *, fingerprint: str, annotators: Collection[str] | N
 
 def corrected_from_db(
     db_path: str | Path,
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[ItemScore],
     *,
     thresholds: Thresholds,
     fingerprint: str,

@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
 from workbench import tasks as registry
 from workbench.config import DEFAULT_THRESHOLDS
-from workbench.judges.base import Embedder, Judge, combined_usage
+from workbench.judges.base import BatchVerifier, ContextJudge, Embedder, Judge, combined_usage, embedder_fingerprint
 from workbench.metrics.faithfulness import check_quote, faithfulness, faithfulness_from_verdicts, verify_claim
 from workbench.metrics.relevance import answer_relevance
 from workbench.types import ClaimVerdict, EvalItem, Judgment, Thresholds, Unit
@@ -79,7 +79,7 @@ def judgment_fingerprint(judge: Judge, verify_mode: str = "per-claim") -> str:
 def _check_mode(judge: Judge, verify_mode: str) -> None:
     if verify_mode not in VERIFY_MODES:
         raise ValueError(f"verify_mode: expected one of {VERIFY_MODES}, got {verify_mode!r}")
-    if verify_mode == "batched" and not callable(getattr(judge, "verify_batch", None)):
+    if verify_mode == "batched" and not isinstance(judge, BatchVerifier):
         raise BatchedModeUnsupported(
             f"judge {judge.fingerprint} has no batched verification mode (no verify_batch method); "
             "use --verify-mode per-claim"
@@ -122,6 +122,7 @@ class _Verifier:
                                 lambda: verify_claim(claim, item.contexts, self.judge))
 
     async def _batch(self, item: EvalItem, claims: list[str]) -> list[ClaimVerdict]:
+        assert isinstance(self.judge, BatchVerifier)  # checked by _check_mode before any unit is judged
         raw = list(await self.judge.verify_batch(claims, item.contexts))
         if len(raw) != len(claims):
             raise ValueError(f"verify_batch returned {len(raw)} verdicts for {len(claims)} claims")
@@ -185,7 +186,7 @@ async def _is_refusal(unit: Unit, item: EvalItem, repeat: int, judge: Judge, emb
 
 async def _judge_context(unit: Unit, item: EvalItem, repeat: int, judge: Judge, embedder: Embedder, *,
                          base: dict, claims: Sequence[Unit], thresholds: Thresholds, verifier: _Verifier) -> Judgment:
-    if not callable(getattr(judge, "judge_context", None)):
+    if not isinstance(judge, ContextJudge):
         return Judgment(**base, value="", error=f"judge {judge.fingerprint} cannot judge context relevance")
     if unit.claim_index is None or not 0 <= unit.claim_index < len(item.contexts):
         return Judgment(**base, value="", error="no retrieved passage at this rank")
@@ -386,7 +387,7 @@ def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-cla
     errors = Counter(j.task for j in results if j.error is not None)
     summary = {
         "judge": fingerprint,
-        "embedder": getattr(embedder, "fingerprint", None),
+        "embedder": embedder_fingerprint(embedder),
         "verify_mode": verify_mode,
         "repeats": repeats,
         "units": len(units),

@@ -55,6 +55,7 @@ def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks,
     """
     from workbench.calibration.judging import BatchedModeUnsupported, run_judges
     from workbench.judges import factory
+    from workbench.judges.base import embedder_fingerprint
 
     db = open_existing_store(db_path)
     config = JudgeConfig.from_env(backend=backend, model=model, embedding_model=embedding_model,
@@ -66,7 +67,7 @@ def judge(db_path, backend, model, embedding_model, repeats, verify_mode, tasks,
     except (ValueError, RuntimeError, ImportError) as exc:
         echo_err(f"error: cannot build the {config.backend} judge: {exc}")
         sys.exit(2)
-    echo_err(f"judge: {judge_.fingerprint}  (embedder: {getattr(embedder, 'fingerprint', '?')})")
+    echo_err(f"judge: {judge_.fingerprint}  (embedder: {embedder_fingerprint(embedder, '?')})")
     try:
         summary = run_judges(db, config, repeats=repeats, verify_mode=verify_mode, tasks=list(tasks) or None,
                              judge=judge_, embedder=embedder, max_failed=max_failed)

@@ -29,7 +29,9 @@ def echo_err(message: str) -> None:
 
 def announce_judge(judge, embedder, thresholds, *, via: str = "") -> None:
     """Say on stderr which judge a run uses, and warn when the thresholds were tuned for another."""
-    echo_err(f"judge: {judge.fingerprint}  (embedder: {getattr(embedder, 'fingerprint', '?')}){via}")
+    from workbench.judges.base import embedder_fingerprint
+
+    echo_err(f"judge: {judge.fingerprint}  (embedder: {embedder_fingerprint(embedder, '?')}){via}")
     if thresholds.judge and thresholds.judge != judge.fingerprint:
         echo_err(f"warning: thresholds in {thresholds.source} were calibrated for judge {thresholds.judge}, "
                  f"but this run uses {judge.fingerprint}; the tuned thresholds may not transfer")
@@ -49,8 +51,9 @@ def load_items_or_exit(path: str):
 def exit_if_endpoint_failed(judge, *, outcome: str = "no item was judged; nothing written") -> None:
     """Exit 3 when the judge's first call found the endpoint unusable (``outcome`` says what's left)."""
     from workbench.failures import EXIT_ENDPOINT
+    from workbench.judges.base import FailsFast
 
-    fatal = getattr(judge, "fatal", None)
+    fatal = judge.fatal if isinstance(judge, FailsFast) else None
     if fatal is not None:
         echo_err(f"error: {fatal}")
         echo_err(f"stopped: {outcome} (exit code {EXIT_ENDPOINT})")
@@ -60,10 +63,10 @@ def exit_if_endpoint_failed(judge, *, outcome: str = "no item was judged; nothin
 def judge_details(block: dict, judge, *, price_in=None, price_out=None) -> None:
     """Add what a remote judge knows about its endpoint to ``summary["judge"]`` (new fields)."""
     from workbench.failures import estimate_cost
+    from workbench.judges.base import ReportsEndpoint
 
-    for name in ("timeouts", "truncated", "response_format"):
-        if hasattr(judge, name):
-            block[name] = getattr(judge, name)
+    if isinstance(judge, ReportsEndpoint):
+        block.update(timeouts=judge.timeouts, truncated=judge.truncated, response_format=judge.response_format)
     cost = estimate_cost(block.get("prompt_tokens", 0), block.get("completion_tokens", 0),
                          price_in=price_in, price_out=price_out)
     if cost is not None:

@@ -19,6 +19,7 @@ from workbench.cli.common import (
 )
 from workbench.config import JudgeConfig, ThresholdsError, load_thresholds
 from workbench.reports.console import format_summary
+from workbench.types import ItemScore
 
 
 @click.command()
@@ -140,7 +141,7 @@ def score(evalset, corpus, backend, model, embedding_model, embedder_backend, th
             annotators=chosen)
 
 
-def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool,
+def _finish(out: Path, records: list[ItemScore], summary: dict, *, items, thresholds, fingerprint: str, db_path, as_json: bool,
             max_failed: float = 0.05, annotators=None) -> None:
     """The end shared by interactive and batch runs: corrected rates, outputs, the table, the exit code."""
     from workbench.calibration.placeholders import no_signal_warnings
@@ -167,7 +168,7 @@ def _finish(out: Path, records, summary: dict, *, items, thresholds, fingerprint
         sys.exit(EXIT_TOO_MANY_FAILED)
 
 
-def _corrected_or_none(db_path, records, items, thresholds, fingerprint, annotators=None):
+def _corrected_or_none(db_path, records: list[ItemScore], items, thresholds, fingerprint, annotators=None):
     """Corrected rates from the label store at ``db_path`` (``workbench.calibration.corrections``)."""
     import sqlite3
 

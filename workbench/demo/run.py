@@ -25,7 +25,7 @@ from workbench.demo import public_sets
 from workbench.judges.factory import build_judge
 from workbench.scoring.dataset import load_corpus
 from workbench.scoring.pipeline import ScoreOptions, run_scoring, write_outputs
-from workbench.types import EvalItem, Label, Unit
+from workbench.types import EvalItem, ItemScore, Label, Unit
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def run_demo(out_dir: Path, *, limit: int | None = None, echo: Callable[[str], N
     return {"rag": rag_summary, "agreement": agreement, "thresholds": thresholds, "begin": begin_summary}
 
 
-def _corrected(db_path: Path, records: list[dict], items: list[EvalItem], thresholds, fingerprint: str) -> dict:
+def _corrected(db_path: Path, records: list[ItemScore], items: list[EvalItem], thresholds, fingerprint: str) -> dict:
     """``workbench.calibration.corrections`` rates for one run from the demo's label store (``rng`` seeded 0)."""
     from workbench.calibration.corrections import corrected_from_db
 

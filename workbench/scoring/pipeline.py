@@ -15,7 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from workbench.judges.base import Embedder, Judge, JudgeError, combined_usage, run_sync
+from workbench.judges.base import (
+    CoalescableEmbedder,
+    ContextJudge,
+    Embedder,
+    FailsFast,
+    Judge,
+    JudgeError,
+    combined_usage,
+    embedder_fingerprint,
+    run_sync,
+)
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations
 from workbench.metrics.context import context_precision, context_recall
@@ -28,7 +38,7 @@ from workbench.metrics.retrieval import retrieval_scores
 from workbench.scoring.embed_batch import EmbeddingBatcher
 from workbench.scoring.limits import cap_claims
 from workbench.text import DEFAULT_CITATION_PATTERN
-from workbench.types import EvalItem, JudgeUsage, Passage, Thresholds
+from workbench.types import ClaimVerdict, EvalItem, ItemScore, JudgeUsage, Passage, ReverseQuestion, Thresholds
 
 METRICS = ("faithfulness", "answer_relevance", "abstention", "citations", "context_precision", "context_recall",
            "correctness", "retrieval")
@@ -87,8 +97,9 @@ def items_in_flight_for(concurrency: int | None) -> int:
     return ITEMS_PER_SLOT * ADAPTIVE_SLOTS
 
 
-async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: ScoreOptions) -> dict:
-    """Score one item on every metric; returns its ``items.jsonl`` record.
+async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: ScoreOptions) -> ItemScore:
+    """Score one item on every metric; returns its :class:`~workbench.types.ItemScore` (``to_record()`` is
+    its ``items.jsonl`` line).
 
     Round trip 1 decomposes the answer (and the reference, if any); round trip 2 runs every claim
     verification, the reverse questions, the refusal check, the citation checks and the context
@@ -153,7 +164,7 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         return await answer_correctness(item.answer, claims, item.reference, judge,
                                         reference_statements=statements, embedder=embedder)
 
-    judge_contexts = hasattr(judge, "judge_context") and bool(item.contexts) and "context_precision" in wanted
+    judge_contexts = isinstance(judge, ContextJudge) and bool(item.contexts) and "context_precision" in wanted
     try:
         abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
             guarded("is_refusal", judge.is_refusal(item.answer)) if "abstention" in wanted else nothing(),
@@ -177,11 +188,11 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
             embedder.forget(item.question)
     errors: list[str] = [message for name in slots for message in failed[name]]
     faith = None
-    claim_records: list[dict] = []
+    claims: tuple[ClaimVerdict, ...] = ()
     if claim_verdicts is not None:
         result = faithfulness_from_verdicts(claim_verdicts)
         faith = result.score
-        claim_records = [v.to_record() for v in result.verdicts]
+        claims = result.verdicts
         errors.extend(f"verify claim {i}: {v.error}" for i, v in enumerate(result.verdicts) if v.error)
     is_abstained = bool(abstained)
     if is_abstained:
@@ -203,30 +214,28 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
         correctness_f1=correct.f1 if correct else None,
         faithfulness_threshold=options.thresholds.faithfulness,
         relevance_threshold=options.thresholds.answer_relevance)
-    return {
-        "id": item.id,
-        "faithfulness": faith,
-        "answer_relevance": relevance_score,
-        "quadrant": quadrant(faith, relevance_score, abstained=is_abstained, thresholds=options.thresholds),
-        "claims": claim_records,
-        "reverse_questions": [{"question": q, "similarity": s} for q, s in (rel.questions if rel else ())],
-        "abstained": abstained,
-        "answerable": item.answerable,
-        "retrieval": retrieval.to_record() if retrieval else None,
-        "citations": [c.to_record() for c in cites],
-        "context_precision": cprec_score,
-        "context_precision_id_based": cprec.id_based if cprec else None,
-        "context_judgments": cprec.to_record()["passages"] if cprec else [],
-        "context_recall": crec_score,
-        "reference_statements": crec.to_record()["statements"] if crec else [],
-        "correctness": correct.to_record() if correct else None,
-        "diagnosis": diagnosis,
-        "errors": errors,
-        "notes": notes,
-        "_quotes": sum(1 for c in claim_records if c["quote"]),
-        "_hallucinated": sum(1 for v in (claim_verdicts or ()) if v.quote_hallucinated),
-        "_gold_ids": list(item.gold_context_ids or ()),
-    }
+    return ItemScore(
+        id=item.id,
+        faithfulness=faith,
+        answer_relevance=relevance_score,
+        quadrant=quadrant(faith, relevance_score, abstained=is_abstained, thresholds=options.thresholds),
+        claims=claims,
+        reverse_questions=tuple(ReverseQuestion(q, sim) for q, sim in (rel.questions if rel else ())),
+        abstained=abstained,
+        answerable=item.answerable,
+        retrieval=retrieval,
+        citations=tuple(cites or ()),
+        context_precision=cprec_score,
+        context_precision_id_based=cprec.id_based if cprec else None,
+        context_judgments=cprec.verdicts if cprec else (),
+        context_recall=crec_score,
+        reference_statements=crec.verdicts if crec else (),
+        correctness=correct,
+        diagnosis=diagnosis,
+        errors=tuple(errors),
+        notes=tuple(notes),
+        gold_context_ids=tuple(item.gold_context_ids or ()),
+    )
 
 
 async def _empty_list() -> list:
@@ -234,7 +243,7 @@ async def _empty_list() -> list:
 
 
 async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
-                      *, on_item_done: Callable[[dict], None] | None = None) -> list[dict]:
+                      *, on_item_done: Callable[[ItemScore], object] | None = None) -> list[ItemScore]:
     """Score every item, at most ``options.items_in_flight`` at a time; records in input order.
 
     An unexpected exception inside one item is recorded on that item (``errors``), not raised.
@@ -242,10 +251,10 @@ async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedde
     :class:`~workbench.scoring.embed_batch.EmbeddingBatcher`, so the items' embeddings share requests.
     """
     gate = asyncio.Semaphore(max(1, options.items_in_flight))
-    if getattr(embedder, "coalescable", False) and not isinstance(embedder, EmbeddingBatcher):
+    if isinstance(embedder, CoalescableEmbedder) and embedder.coalescable and not isinstance(embedder, EmbeddingBatcher):
         embedder = EmbeddingBatcher(embedder)
 
-    async def one(item: EvalItem) -> dict:
+    async def one(item: EvalItem) -> ItemScore:
         async with gate:
             try:
                 record = await score_item(item, judge, embedder, options)
@@ -258,12 +267,9 @@ async def score_items(items: Sequence[EvalItem], judge: Judge, embedder: Embedde
     return list(await asyncio.gather(*(one(item) for item in items)))
 
 
-def _failed_record(item: EvalItem, message: str) -> dict:
-    return {"id": item.id, "faithfulness": None, "answer_relevance": None, "quadrant": "unscored", "claims": [],
-            "reverse_questions": [], "abstained": None, "answerable": item.answerable, "retrieval": None,
-            "citations": [], "context_precision": None, "context_precision_id_based": None,
-            "context_judgments": [], "context_recall": None, "reference_statements": [], "correctness": None,
-            "diagnosis": "insufficient_data", "errors": [message], "_quotes": 0, "_hallucinated": 0}
+def _failed_record(item: EvalItem, message: str) -> ItemScore:
+    """The record of an item whose scoring raised: every metric ``None``, quadrant ``unscored``, no ``notes``."""
+    return ItemScore(id=item.id, answerable=item.answerable, errors=(message,), notes=None)
 
 
 def _score_block(values: list[float], threshold: float) -> dict | None:
@@ -277,21 +283,21 @@ def _mean_block(values: Sequence[float | None]) -> dict | None:
     return {"n": len(values), "mean": fmean(values)} if values else None
 
 
-def _context_precision_block(records: Sequence[dict]) -> dict | None:
+def _context_precision_block(records: Sequence[ItemScore]) -> dict | None:
     """Judged context precision, id-based precision where gold ids exist, and passage-level
     Cohen's kappa between the judge's relevance and gold-id membership."""
-    judged = _mean_block([r.get("context_precision") for r in records])
-    id_based = _mean_block([r.get("context_precision_id_based") for r in records])
+    judged = _mean_block([r.context_precision for r in records])
+    id_based = _mean_block([r.context_precision_id_based for r in records])
     if judged is None and id_based is None:
         return None
     judge_flags, gold_flags = [], []
     for r in records:
-        if r.get("context_precision_id_based") is None or r.get("context_precision") is None:
+        if r.context_precision_id_based is None or r.context_precision is None:
             continue
-        gold = set(r.get("_gold_ids") or ())
-        for p in r.get("context_judgments", []):
-            judge_flags.append(bool(p["relevant"]))
-            gold_flags.append(p["id"] in gold)
+        gold = set(r.gold_context_ids)
+        for v in r.context_judgments:
+            judge_flags.append(bool(v.relevant))
+            gold_flags.append(v.passage_id in gold)
     kappa = None
     if len(judge_flags) >= 2:
         from workbench.stats.agreement import cohen_kappa  # imported only when there is something to compare
@@ -301,19 +307,20 @@ def _context_precision_block(records: Sequence[dict]) -> dict | None:
             "id_based": id_based, "judge_vs_gold_kappa": kappa, "n_passages_compared": len(judge_flags)}
 
 
-def _correctness_block(records: Sequence[dict]) -> dict | None:
-    rows = [r["correctness"] for r in records if r.get("correctness") and r["correctness"]["f1"] is not None]
+def _correctness_block(records: Sequence[ItemScore]) -> dict | None:
+    rows = [r.correctness for r in records if r.correctness is not None and r.correctness.f1 is not None]
     if not rows:
         return None
-    sims = [r["similarity"] for r in rows if r["similarity"] is not None]
+    sims = [c.similarity for c in rows if c.similarity is not None]
+    # a correctness with an F1 has a precision and a recall (F1 is None when either is)
     return {"n": len(rows), "scope": "end-to-end (against the reference answer)",
-            "precision": fmean(r["precision"] for r in rows), "recall": fmean(r["recall"] for r in rows),
-            "f1": fmean(r["f1"] for r in rows), "similarity": fmean(sims) if sims else None}
+            "precision": fmean(c.precision or 0.0 for c in rows), "recall": fmean(c.recall or 0.0 for c in rows),
+            "f1": fmean(c.f1 or 0.0 for c in rows), "similarity": fmean(sims) if sims else None}
 
 
-def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUsage, fingerprint: str,
+def summarize(records: Sequence[ItemScore], *, thresholds: Thresholds, usage: JudgeUsage, fingerprint: str,
               k: int = 5, rng=None, metrics: Sequence[str] = METRICS) -> dict:
-    """Aggregate item records into the ``summary.json`` contract (``None`` where nothing was scored).
+    """Aggregate item scores into the ``summary.json`` contract (``None`` where nothing was scored).
 
     ``quadrant_ci`` holds bootstrap 95% intervals of the four quadrant cells' shares of all items
     (``workbench.metrics.quadrant.quadrant_share_ci``), drawn from ``rng`` (a
@@ -325,13 +332,13 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
 
     if rng is None:
         rng = np.random.default_rng(0)
-    faith = [r["faithfulness"] for r in records if r["faithfulness"] is not None]
-    rel = [r["answer_relevance"] for r in records if r["answer_relevance"] is not None]
-    judged_refusal = [r for r in records if r["abstained"] is not None]
-    retrieval = [r["retrieval"] for r in records if r["retrieval"]]
-    cites = [c for r in records for c in r["citations"]]
-    n_quotes = sum(r.get("_quotes", 0) for r in records)
-    n_halluc = sum(r.get("_hallucinated", 0) for r in records)
+    faith = [r.faithfulness for r in records if r.faithfulness is not None]
+    rel = [r.answer_relevance for r in records if r.answer_relevance is not None]
+    judged_refusal = [r for r in records if r.abstained is not None]
+    retrieval = [r.retrieval for r in records if r.retrieval is not None]
+    cites = [c for r in records for c in r.citations]
+    n_quotes = sum(r.n_quotes for r in records)
+    n_halluc = sum(r.n_quote_hallucinated for r in records)
     skipped = [m for m in METRICS if m not in set(metrics)]
     summary = {
         "n_items": len(records),
@@ -342,24 +349,24 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
                        "claim_support": thresholds.claim_support, "source": thresholds.source},
         "faithfulness": _score_block(faith, thresholds.faithfulness),
         "answer_relevance": _score_block(rel, thresholds.answer_relevance),
-        "quadrant": quadrant_counts(r["quadrant"] for r in records),
-        "quadrant_ci": quadrant_share_ci([r["quadrant"] for r in records], rng=rng),
+        "quadrant": quadrant_counts(r.quadrant for r in records),
+        "quadrant_ci": quadrant_share_ci([r.quadrant for r in records], rng=rng),
         "corrected": None,
-        "abstention": abstention_summary([r["answerable"] for r in judged_refusal],
-                                         [bool(r["abstained"]) for r in judged_refusal]),
-        "retrieval": ({"n": len(retrieval), "k": k,
-                       **{m: fmean(x[m] for x in retrieval) for m in ("recall_at_k", "precision_at_k", "mrr")}}
-                      if retrieval else None),
+        "abstention": abstention_summary([r.answerable for r in judged_refusal],
+                                         [bool(r.abstained) for r in judged_refusal]),
+        "retrieval": ({"n": len(retrieval), "k": k, "recall_at_k": fmean(x.recall_at_k for x in retrieval),
+                       "precision_at_k": fmean(x.precision_at_k for x in retrieval),
+                       "mrr": fmean(x.mrr for x in retrieval)} if retrieval else None),
         "citations": ({"n": len(cites),
-                       "missing_from_corpus": sum(c["in_corpus"] is False for c in cites),
-                       "not_retrieved": sum(not c["retrieved"] for c in cites),
-                       "unsupported": sum(c["supports"] is False for c in cites)} if cites else None),
+                       "missing_from_corpus": sum(c.in_corpus is False for c in cites),
+                       "not_retrieved": sum(not c.retrieved for c in cites),
+                       "unsupported": sum(c.supports is False for c in cites)} if cites else None),
         "context_precision": _context_precision_block(records),
-        "context_recall": _mean_block([r.get("context_recall") for r in records]),
+        "context_recall": _mean_block([r.context_recall for r in records]),
         "correctness": _correctness_block(records),
-        "diagnosis": diagnosis_counts(r.get("diagnosis", "insufficient_data") for r in records),
+        "diagnosis": diagnosis_counts(r.diagnosis for r in records),
         "quotes": {"n": n_quotes, "hallucinated": n_halluc, "rate": (n_halluc / n_quotes) if n_quotes else None},
-        "errors": {"items_with_errors": sum(1 for r in records if r["errors"])},
+        "errors": {"items_with_errors": sum(1 for r in records if r.errors)},
         "metrics_skipped": skipped,
         "placeholders": [],  # scores the judge declares placeholders (filled by run_scoring)
         "placeholder_notes": {},
@@ -369,18 +376,14 @@ def summarize(records: Sequence[dict], *, thresholds: Thresholds, usage: JudgeUs
     return summary
 
 
-def public_record(record: dict) -> dict:
-    """The record as written to ``items.jsonl`` (internal tallies dropped)."""
-    return {k: v for k, v in record.items() if not k.startswith("_")}
-
-
-def write_outputs(out_dir: Path, records: Sequence[dict], summary: dict) -> None:
-    """Write ``items.jsonl`` and ``summary.json`` into ``out_dir`` (atomically, via temp files)."""
+def write_outputs(out_dir: Path, records: Sequence[ItemScore], summary: dict) -> None:
+    """Write ``items.jsonl`` (one ``ItemScore.to_record()`` per line) and ``summary.json`` into ``out_dir``
+    (atomically, via temp files)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     items_tmp = out_dir / "items.jsonl.tmp"
     with items_tmp.open("w", encoding="utf-8") as fh:
         for record in records:
-            fh.write(json.dumps(public_record(record), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(record.to_record(), ensure_ascii=False) + "\n")
     items_tmp.replace(out_dir / "items.jsonl")
     summary_tmp = out_dir / "summary.json.tmp"
     summary_tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -391,7 +394,7 @@ from workbench.scoring.estimate import estimate_calls  # noqa: E402,F401  (the d
 
 
 def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, options: ScoreOptions,
-                *, progress: bool = True) -> tuple[list[dict], dict]:
+                *, progress: bool = True) -> tuple[list[ItemScore], dict]:
     """Sync wrapper: score ``items`` with a progress bar on stderr; returns ``(records, summary)``.
 
     Raises the judge's ``fatal`` error (``judges.openai_compat.EndpointError``) when its endpoint
@@ -404,11 +407,11 @@ def run_scoring(items: Sequence[EvalItem], judge: Judge, embedder: Embedder, opt
         records = run_sync(score_items(items, judge, embedder, options, on_item_done=lambda _: bar.update(1)))
     finally:
         bar.close()
-    if getattr(judge, "fatal", None) is not None:
+    if isinstance(judge, FailsFast) and judge.fatal is not None:
         raise judge.fatal  # the endpoint refused the first call (EndpointError): there is no result
     summary = summarize(records, thresholds=options.thresholds, usage=combined_usage(judge, embedder),
                         fingerprint=judge.fingerprint, k=options.k, metrics=options.metrics)
-    summary["judge"]["embedder"] = getattr(embedder, "fingerprint", None)
+    summary["judge"]["embedder"] = embedder_fingerprint(embedder)
     from workbench.calibration.placeholders import placeholder_fields
 
     summary.update(placeholder_fields(judge))
