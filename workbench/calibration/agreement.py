@@ -173,10 +173,10 @@ def _small(reason: str | None) -> dict[str, Any]:
 
 def _judge_auc(common: list[str], majority: dict[str, str], verdicts: dict[str, Judgment],
                positive: str) -> tuple[float | None, float | None]:
-    scored = [u for u in common if verdicts[u].score is not None]
+    scored = {u: score for u in common if (score := verdicts[u].score) is not None}
     if not scored:
         return None, None
-    return score_auc([float(verdicts[u].score) for u in scored], [majority[u] == positive for u in scored])
+    return score_auc(list(scored.values()), [majority[u] == positive for u in scored])
 
 
 def _task_block(db, task: str, *, rng: np.random.Generator, n_boot: int,
@@ -298,8 +298,8 @@ def _scored_pairs(db, task: str, judge: str, *, annotators: Collection[str] | No
     majority, _ = human_majority(db, task, annotators=annotators)
     verdicts = _judge_verdicts(db, task, judge)
     positive = TASK_VALUES[task][0]
-    units = [u for u in majority if u in verdicts and verdicts[u].score is not None]
-    return units, [float(verdicts[u].score) for u in units], [majority[u] == positive for u in units]
+    scores = {u: score for u in majority if u in verdicts and (score := verdicts[u].score) is not None}
+    return list(scores), list(scores.values()), [majority[u] == positive for u in scores]
 
 
 def _clusters_of(db, task: str, units: list[str]) -> list[str] | None:
@@ -514,7 +514,7 @@ def test_retest(db, *, task: str, judge: str) -> dict[str, Any]:
     return result
 
 
-test_retest.__test__ = False  # pytest must not collect it when imported into a test module
+setattr(test_retest, "__test__", False)  # noqa: B010  (pytest must not collect it when imported into a test module)
 
 
 def intra_answer_error_correlation(db, *, judge: str, annotators: Collection[str] | None = None) -> dict[str, Any]:

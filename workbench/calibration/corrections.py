@@ -203,10 +203,11 @@ def corrected_block(
             block["ppi_unclipped"] = theta
             block["ppi"] = None if theta is None else min(1.0, max(0.0, theta))
             block["ppi_ci"] = interval.as_list()
-            if theta is not None and block["ppi"] != theta:
+            clipped = None if theta is None else min(1.0, max(0.0, theta))
+            if theta is not None and clipped is not None and clipped != theta:
                 block["clipped"] = True
                 notes.append(f"PPI: the estimate {100 * theta:.1f}% is outside [0, 100%] and reported as "
-                             f"{100 * block['ppi']:.0f}%")
+                             f"{100 * clipped:.0f}%")
     block["note"] = _fmt_note(notes)
     return block
 

@@ -40,7 +40,7 @@ from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
 from workbench import tasks as registry
-from workbench.config import DEFAULT_THRESHOLDS
+from workbench.config import DEFAULT_THRESHOLDS, JudgeConfig
 from workbench.judges.base import BatchVerifier, ContextJudge, Embedder, Judge, combined_usage, embedder_fingerprint
 from workbench.metrics.faithfulness import check_quote, faithfulness, faithfulness_from_verdicts, verify_claim
 from workbench.metrics.relevance import answer_relevance
@@ -294,7 +294,7 @@ async def judge_units(db_items: Mapping[str, EvalItem], units: Sequence[Unit], j
     return list(await asyncio.gather(*(one(u, r) for u, r in jobs)))
 
 
-def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-claim",
+def run_judges(db, config: JudgeConfig | None = None, *, repeats: int = 1, verify_mode: str = "per-claim",
                tasks: Sequence[str] | None = None, progress: bool = True,
                judge: Judge | None = None, embedder: Embedder | None = None,
                thresholds: Thresholds = DEFAULT_THRESHOLDS, flush_every: int = 50,
@@ -326,7 +326,9 @@ def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-cla
     if judge is None:
         from workbench.judges.factory import build_judge
 
-        judge, embedder = build_judge(config)
+        judge, embedder = build_judge(config or JudgeConfig.from_env())
+    if embedder is None:
+        raise ValueError("run_judges: a judge given without its embedder")
     _check_mode(judge, verify_mode)
     fingerprint = judgment_fingerprint(judge, verify_mode)
     all_units = store.list_units(db)
@@ -364,16 +366,17 @@ def run_judges(db, config=None, *, repeats: int = 1, verify_mode: str = "per-cla
     units_in_flight = max(8, 2 * (getattr(config, "concurrency", None) or 32))
 
     async def run_all() -> None:
-        common = dict(verify_mode=verify_mode, claims_by_item=claims, thresholds=thresholds,
-                      skip=skip, units_in_flight=units_in_flight, on_judgment=on_judgment)
+        def judge_all(with_judge: Judge, *, repeats: int, skip: Iterable[tuple[str, int]]) -> Awaitable[list[Judgment]]:
+            return judge_units(items, units, with_judge, embedder, repeats=repeats, verify_mode=verify_mode,
+                               claims_by_item=claims, thresholds=thresholds, skip=skip,
+                               units_in_flight=units_in_flight, on_judgment=on_judgment)
+
         if retest_judge is judge:
-            await judge_units(items, units, judge, embedder, repeats=repeats, **common)
+            await judge_all(judge, repeats=repeats, skip=skip)
             return
-        await judge_units(items, units, judge, embedder, repeats=1, **common)
+        await judge_all(judge, repeats=1, skip=skip)
         # repeats 1..K-1 with the uncached judge; skip repeat 0 by marking it done
-        skip_rest = set(skip) | {(u.unit_id, 0) for u in units}
-        await judge_units(items, units, retest_judge, embedder, repeats=repeats,
-                          **{**common, "skip": skip_rest})
+        await judge_all(retest_judge, repeats=repeats, skip=set(skip) | {(u.unit_id, 0) for u in units})
 
     try:
         run_sync(run_all())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -18,10 +19,13 @@ from workbench.tasks import BY_NAME, DEFAULT_TASKS, TASK_NAMES
 # The store, the label files and the labelling path are imported inside the commands: ``workbench
 # --help`` must not pay for sqlite-utils (and pandas behind it).
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 DB_HELP = "Label store (default: $WORKBENCH_DB or labels/workbench.db)."
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     click.echo(message, err=True)
     raise SystemExit(code)
 
@@ -38,7 +42,7 @@ def _resolved_db(db_path: Path | None) -> Path:
     return store.resolve_db_path(db_path)
 
 
-def _open_existing(db_path: Path | None):
+def _open_existing(db_path: Path | None) -> sqlite_utils.Database:
     """Open a store that must exist already (exit 2 with a clear message otherwise)."""
     from workbench import store
 

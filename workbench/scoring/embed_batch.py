@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from workbench.judges.base import Embedder, JudgeError
+from workbench.judges.base import Embedder, JudgeError, KeepsUsage
+from workbench.types import JudgeUsage
 
 DEFAULT_WINDOW = 0.05
 DEFAULT_MAX_TEXTS = 256
@@ -43,9 +44,9 @@ class EmbeddingBatcher:
         self._prefetched: dict[str, asyncio.Future] = {}
         self._tasks: set[asyncio.Task] = set()
 
-    def usage(self):
-        """The wrapped embedder's cost ledger."""
-        return self.inner.usage()
+    def usage(self) -> JudgeUsage:
+        """The wrapped embedder's cost ledger (empty when it keeps none)."""
+        return self.inner.usage() if isinstance(self.inner, KeepsUsage) else JudgeUsage()
 
     # -- requests ----------------------------------------------------------------------------
     def _submit(self, texts: list[str]) -> asyncio.Future:

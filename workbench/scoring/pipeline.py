@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
+from typing import cast
 
 from workbench.judges.base import (
     CoalescableEmbedder,
@@ -28,7 +29,7 @@ from workbench.judges.base import (
 )
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations
-from workbench.metrics.context import context_precision, context_recall
+from workbench.metrics.context import ContextPrecisionResult, StatementSupport, context_precision, context_recall
 from workbench.metrics.correctness import answer_correctness
 from workbench.metrics.diagnosis import diagnose, diagnosis_counts, retrieval_failed
 from workbench.metrics.faithfulness import faithfulness_from_verdicts, verify_claim
@@ -38,7 +39,18 @@ from workbench.metrics.retrieval import retrieval_scores
 from workbench.scoring.embed_batch import EmbeddingBatcher
 from workbench.scoring.limits import cap_claims
 from workbench.text import DEFAULT_CITATION_PATTERN
-from workbench.types import ClaimVerdict, EvalItem, ItemScore, JudgeUsage, Passage, ReverseQuestion, Thresholds
+from workbench.types import (
+    CitationCheck,
+    ClaimVerdict,
+    CorrectnessResult,
+    EvalItem,
+    ItemScore,
+    JudgeUsage,
+    Passage,
+    RelevanceResult,
+    ReverseQuestion,
+    Thresholds,
+)
 
 METRICS = ("faithfulness", "answer_relevance", "abstention", "citations", "context_precision", "context_recall",
            "correctness", "retrieval")
@@ -95,6 +107,12 @@ def items_in_flight_for(concurrency: int | None) -> int:
     if concurrency:
         return max(8, 2 * concurrency)
     return ITEMS_PER_SLOT * ADAPTIVE_SLOTS
+
+
+#: What an item's concurrent calls give, in the order ``score_item`` starts them: refusal verdict,
+#: relevance, claim verdicts, citation checks, context precision, context recall, correctness.
+ItemCalls = tuple[bool | None, RelevanceResult | None, list[ClaimVerdict] | None, list[CitationCheck],
+                  ContextPrecisionResult | None, StatementSupport | None, CorrectnessResult | None]
 
 
 async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: ScoreOptions) -> ItemScore:
@@ -166,7 +184,7 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
 
     judge_contexts = isinstance(judge, ContextJudge) and bool(item.contexts) and "context_precision" in wanted
     try:
-        abstained, rel, claim_verdicts, cites, cprec, crec, correct = await asyncio.gather(
+        gathered = await asyncio.gather(
             guarded("is_refusal", judge.is_refusal(item.answer)) if "abstention" in wanted else nothing(),
             guarded("answer_relevance", answer_relevance(item.question, item.answer, judge, embedder,
                                                          n=options.n_questions))
@@ -180,6 +198,8 @@ async def score_item(item: EvalItem, judge: Judge, embedder: Embedder, options: 
             guarded("context_recall", recall()) if "context_recall" in wanted else nothing(),
             guarded("correctness", correctness()) if "correctness" in wanted else nothing(),
         )
+        # asyncio.gather types seven different results as one union; these are the calls' own types
+        abstained, rel, claim_verdicts, cites, cprec, crec, correct = cast(ItemCalls, tuple(gathered))
         await asyncio.gather(claims_task, statements_task)
     finally:
         for task in (claims_task, statements_task):
