@@ -58,8 +58,9 @@ from workbench.batch.requests import (  # noqa: F401 - re-exported: the public b
 )
 from workbench.judges.base import JudgeError, run_sync
 from workbench.judges.cache import JudgeCache
+from workbench.judges.client import client_for_running_loop
 from workbench.judges.concurrency import with_retries
-from workbench.judges.openai_compat import client_for_running_loop, json_dumps_vector, p_true_from_logprobs
+from workbench.judges.openai_compat import json_dumps_vector, p_true_from_logprobs
 from workbench.judges.parsing import ParseError
 from workbench.scoring.pipeline import ScoreOptions, run_scoring
 from workbench.types import EvalItem, ItemScore

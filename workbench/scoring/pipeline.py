@@ -98,7 +98,7 @@ class ScoreOptions:
 #: items scored at once per call the adaptive limit may reach: an item waits on 2-3 round trips in a row,
 #: so several items per slot keep the slots busy while others wait for their next step
 ITEMS_PER_SLOT = 4
-ADAPTIVE_SLOTS = 64  # the connection pool of an adaptive run (judges.openai_compat.ADAPTIVE_POOL_SIZE)
+ADAPTIVE_SLOTS = 64  # the connection pool of an adaptive run (judges.client.ADAPTIVE_POOL_SIZE)
 
 
 def items_in_flight_for(concurrency: int | None) -> int:
