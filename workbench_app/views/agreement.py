@@ -20,8 +20,8 @@ def _report(path: str, version: tuple, n_boot: int, annotators: tuple | None = N
         return agreement_report(db, rng=np.random.default_rng(0), n_boot=n_boot, annotators=annotators)
 
 
-def _explain(*names: str) -> None:
-    """One line per statistic, in a small caption block."""
+def _explain(*names: tuple[str, str]) -> None:
+    """One line per statistic, in a small caption block: each name is (shown name, ``STAT_HELP`` key)."""
     st.caption("  \n".join(f"**{name}** — {STAT_HELP[key]}" for name, key in names))
 
 
@@ -51,7 +51,7 @@ if not judges.empty:
 
 st.subheader("People with each other (the ceiling)")
 humans = human_summary(report)
-if not humans["Sample note"].astype(bool).any():
+if not bool(humans["Sample note"].astype(bool).any()):
     humans = humans.drop(columns=["Sample note"])
 st.dataframe(humans, hide_index=True, key="agree_human_table",
              column_config={"Human agreement (alpha)": st.column_config.TextColumn(help=STAT_HELP["alpha"]),
@@ -62,11 +62,11 @@ if judges.empty:
     st.info("No judge verdicts yet: run the judge (Data page, or `workbench judge`).")
 else:
     shown = judges
-    if judges["Judge"].nunique() == 1:  # one judge: name it once, keep the numbers in view at 1400 px
+    if bool(judges["Judge"].nunique() == 1):  # one judge: name it once, keep the numbers in view at 1400 px
         st.caption(f"Judge: `{judges['Judge'].iloc[0]}`")
         shown = shown.drop(columns=["Judge"])
     for optional in ("AUC", "Sample note"):
-        if not (shown[optional].astype(str).replace("n/a", "").astype(bool)).any():
+        if not bool(shown[optional].astype(str).replace("n/a", "").astype(bool).any()):
             shown = shown.drop(columns=[optional])
     st.dataframe(shown, hide_index=True, key="agree_judges_table", column_config={
         "Kappa vs humans": st.column_config.TextColumn(help=STAT_HELP["kappa"]),

@@ -19,6 +19,7 @@ from workbench_app.annotators import choose_annotators
 from workbench_app.common import db_path, db_session, db_version
 
 CRITERIA = ("kappa", "youden", "f1")
+CRITERION_NAMES = {"kappa": "Cohen's kappa", "youden": "Youden's J", "f1": "F1"}
 # below this many units a threshold is flagged, whatever its kappa: the same minimum as every agreement row
 MIN_TRUSTED_UNITS = MIN_UNITS
 SCORE_KEYS = tuple(CALIBRATED)
@@ -111,7 +112,7 @@ if not fingerprints:
 pick_left, pick_right = st.columns([3, 1])
 judge = pick_left.selectbox("Judge", fingerprints, key="calib_judge")
 criterion = pick_right.selectbox("Criterion", CRITERIA, key="calib_criterion",
-                                 format_func={"kappa": "Cohen's kappa", "youden": "Youden's J", "f1": "F1"}.get)
+                                 format_func=lambda name: CRITERION_NAMES[name])
 version = db_version(path)
 chosen = choose_annotators(path, key="calib_annotators")
 curves = _curves(path, version, judge, criterion, chosen)

@@ -77,7 +77,8 @@ with st.expander("Load an eval set (upload or path)", expanded=store_empty):
     upload_tab, path_tab = st.tabs(["Upload a file", "Path on this machine"])
     with upload_tab:
         uploaded = st.file_uploader("Eval set (JSONL or CSV)", type=["jsonl", "csv", "json", "ndjson"], key="data_upload")
-        if st.button("Load the uploaded file", key="data_load_upload", disabled=uploaded is None or not tasks):
+        clicked = st.button("Load the uploaded file", key="data_load_upload", disabled=uploaded is None or not tasks)
+        if clicked and uploaded is not None:  # the button is disabled without a file; the check narrows ``uploaded``
             own_name = Path(uploaded.name).name  # the browser's file name, never a path on this machine
             suffix = Path(own_name).suffix.lower() or ".jsonl"
             with tempfile.TemporaryDirectory() as folder:
@@ -108,7 +109,7 @@ per_task = pd.DataFrame(
 )
 st.dataframe(per_task, hide_index=True, key="data_per_task", column_config={
     "judged": st.column_config.NumberColumn(help="Units with at least one judge verdict (any judge, no error)")})
-unjudged = sum(max(0, int(row["units"]) - int(row["judged"])) for _, row in per_task.iterrows()
+unjudged = sum(max(0, int(row["units"]) - int(row["judged"])) for row in per_task.to_dict("records")
                if row["task"] in JUDGED_TASKS)
 (st.info if unjudged else st.caption)("The judge's verdicts feed the Agreement and Calibration pages, order the queue near the threshold, and "
            "give the quotes the Label page highlights in the passages: until the judge has run, no quote is "

@@ -191,7 +191,7 @@ with st.sidebar:
     st.number_input("Annotators per unit (overlap)", min_value=1, max_value=20, step=1, key="label_overlap",
                     help="Units are handed out until this many people have labelled them, so agreement can be measured.")
     remember("label_order", "sequential")
-    st.selectbox("Order", ORDERS, key="label_order", format_func=ORDER_NAMES.get)
+    st.selectbox("Order", ORDERS, key="label_order", format_func=lambda order: ORDER_NAMES[order])
     remember("label_threshold", 0.5)
     st.slider("Threshold (for 'near the threshold first')", 0.0, 1.0, step=0.01, key="label_threshold",
               disabled=st.session_state["label_order"] not in ("near_threshold", "helps_most"))
@@ -269,6 +269,7 @@ def _unit_area(annotator: str, task: str | None) -> None:
         st.button("Undo my last label", key="label_undo_done", on_click=_undo, shortcut="U")
         return
 
+    assert view is not None  # a unit is shown, so the block above kept its view or made a new one
     values = TASK_VALUES[unit.task]
     kind = BY_NAME[unit.task].unit  # claim, answer or passage: what the unit's text is
     token = (unit.unit_id, view["seq"])
@@ -316,7 +317,8 @@ def _unit_area(annotator: str, task: str | None) -> None:
     if item is not None and unit.task in EVIDENCE_TASKS and right is not None:
         quote = quotes[0] if quotes and st.session_state["label_show_quote"] else None
         found = quote is not None and any(quote in p.text for p in item.contexts)
-        passages = sorted(item.contexts, key=lambda p: 0 if found and quote in p.text else 1)  # quote's passage first
+        # quote's passage first (``found`` implies a quote; the ``is not None`` says so to the type checker)
+        passages = sorted(item.contexts, key=lambda p: 0 if found and quote is not None and quote in p.text else 1)
         with right:
             st.markdown(f"**Evidence** ({len(item.contexts)} passages" + (", the judge's quote highlighted)" if found else ")"))
             if quote and not found:

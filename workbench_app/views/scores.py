@@ -3,7 +3,9 @@ whose selected row opens the item."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
+import pandas as pd
 import streamlit as st
 
 from workbench.config import DEFAULT_THRESHOLDS as DEFAULTS
@@ -76,7 +78,9 @@ faith, rel, quotes = summary.get("faithfulness") or {}, summary.get("answer_rele
 
 cols = st.columns(4)
 cols[0].metric("Items", summary.get("n_items"))
-errors = summary.get("errors") if isinstance(summary.get("errors"), dict) else {}
+errors = summary.get("errors")
+if not isinstance(errors, dict):
+    errors = {}
 cols[0].caption(f"{errors.get('items_with_errors', 0)} with errors")
 cols[1].metric("Faithfulness pass", pct(faith.get("pass_rate")))
 cols[1].caption(_rate_caption(faith, t_faith))
@@ -106,8 +110,8 @@ with right:
     st.dataframe(quadrant_rows, hide_index=True, key="scores_quadrant_table",
                  column_order=["Quadrant", "Items", "Share [95% CI]"])
     st.caption("Shares are of all items, with 95% intervals (from summary.json where it has them, else Wilson).  \n"
-               + "  \n".join(f"**{row.Quadrant}**: {row.Meaning}" for row in quadrant_rows.itertuples()
-                              if row.Meaning and row.Items))
+               + "  \n".join(f"**{row['Quadrant']}**: {row['Meaning']}" for row in quadrant_rows.to_dict("records")
+                              if row["Meaning"] and row["Items"]))
     with st.expander("All summary numbers"):
         st.dataframe(summary_rows(summary_table(summary)), hide_index=True, key="scores_summary_table")
 
@@ -120,8 +124,10 @@ st.subheader("Items")
 st.caption("Sort by clicking a column header; select a row (the box at its left) to open the item below.")
 quadrants = ["(all)"] + sorted(items["quadrant"].unique().tolist())
 cell = st.selectbox("Quadrant", quadrants, key="scores_cell")
-shown = (items if cell == "(all)" else items[items["quadrant"] == cell]).reset_index(drop=True)
-shown = shown.round({"faithfulness": 3, "answer_relevance": 3})
+# a boolean mask selects rows of a DataFrame: a DataFrame (pandas types ``df[mask]`` as ``Series | DataFrame``)
+shown = cast(pd.DataFrame, items if cell == "(all)" else items[items["quadrant"] == cell]).reset_index(drop=True)
+# pandas types ``decimals`` as the invariant ``dict[IndexLabel, int]``, so a ``dict[str, int]`` is refused
+shown = shown.round({"faithfulness": 3, "answer_relevance": 3})  # pyright: ignore[reportArgumentType]
 event = st.dataframe(
     shown, hide_index=True, key="scores_items", on_select="rerun", selection_mode="single-row", height=320,
     column_config={
@@ -143,6 +149,7 @@ if item_id and record is None:
 elif record is None:
     st.caption("No item open: select a row above.")
 else:
+    assert item_id  # a record is only ever found for an id (``record`` is None without one)
     st.subheader(f"Item {item_id}")
     with db_session() as db:
         stored = get_item(db, item_id)
