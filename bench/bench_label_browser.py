@@ -135,7 +135,7 @@ def main() -> None:
     print(f"store: {n_units} units at {db_file} (built in {time.perf_counter() - t0:.1f} s)")
     env = {k: v for k, v in os.environ.items() if k not in ("WORKBENCH_APP_TOKEN", "PYTHONDONTWRITEBYTECODE")}
     env["WORKBENCH_HOME"] = str(folder)
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli_app", "--db", str(db_file), "--port", str(args.port)],
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli.app", "--db", str(db_file), "--port", str(args.port)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import openai  # noqa: E402
-
 from fake_openai import FakeOpenAI  # noqa: E402
+
 from workbench.config import JudgeConfig  # noqa: E402
 from workbench.judges.openai_compat import OpenAICompatJudge  # noqa: E402
 from workbench.types import Passage  # noqa: E402
@@ -46,7 +46,7 @@ class RemoteFake:
     def reset(self) -> None:
         pass
 
-    def __enter__(self) -> "RemoteFake":
+    def __enter__(self) -> RemoteFake:
         return self
 
     def __exit__(self, *exc) -> None:

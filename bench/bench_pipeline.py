@@ -18,10 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fake_openai import FakeOpenAI  # noqa: E402
-from workbench import public_sets  # noqa: E402
+
 from workbench.config import JudgeConfig  # noqa: E402
+from workbench.demo import public_sets  # noqa: E402
 from workbench.judges.factory import build_judge  # noqa: E402
-from workbench.pipeline import ScoreOptions, run_scoring  # noqa: E402
+from workbench.scoring.pipeline import ScoreOptions, run_scoring  # noqa: E402
 
 
 def timed(items, config) -> tuple[float, dict]:

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workbench import public_sets  # noqa: E402
+from workbench.demo import public_sets  # noqa: E402
 from workbench.jsonl import read_jsonl  # noqa: E402
 from workbench.judges.offline import OfflineJudge  # noqa: E402
 

@@ -91,12 +91,18 @@ def multi_rater() -> None:
 
 def bundled(db_path: str | None) -> None:
     from workbench import store
-    from workbench.agreement_report import _human_labels, _majority, _verdicts_by_judge, agreement_report, unit_clusters
+    from workbench.calibration.agreement import (
+        _human_labels,
+        _majority,
+        _verdicts_by_judge,
+        agreement_report,
+        unit_clusters,
+    )
     from workbench.types import TASK_VALUES
 
     tmp = None
     if db_path is None:
-        from workbench.demo import run_demo
+        from workbench.demo.run import run_demo
 
         tmp = tempfile.TemporaryDirectory()
         run_demo(Path(tmp.name), echo=lambda *_: None)

@@ -30,10 +30,10 @@ import time
 
 import numpy as np
 
-from workbench import public_sets
-from workbench.stats.active import priority_order
+from workbench.demo import public_sets
 from workbench.judges.offline import OfflineJudge
 from workbench.judges.offline_features import split_of
+from workbench.stats.active import priority_order
 
 THRESHOLD = 0.5
 

@@ -23,7 +23,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from workbench import public_sets  # noqa: E402
+from workbench.demo import public_sets  # noqa: E402
 from workbench.judges.offline_features import (  # noqa: E402
     FEATURE_NAMES,
     FEATURE_VERSION,

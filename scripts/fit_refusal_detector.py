@@ -41,7 +41,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from workbench import public_sets  # noqa: E402
+from workbench.demo import public_sets  # noqa: E402
 from workbench.jsonl import read_jsonl  # noqa: E402
 from workbench.judges.offline import OfflineEmbedder  # noqa: E402
 from workbench.judges.refusal import (  # noqa: E402

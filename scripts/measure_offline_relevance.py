@@ -27,9 +27,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from workbench import public_sets  # noqa: E402
-from workbench.judges.offline import OfflineEmbedder, OfflineJudge  # noqa: E402
-from workbench.judges.offline import DEFAULT_RELEVANCE_BASELINE_PATH  # noqa: E402
+from workbench.demo import public_sets  # noqa: E402
+from workbench.judges.offline import (  # noqa: E402
+    DEFAULT_RELEVANCE_BASELINE_PATH,  # noqa: E402
+    OfflineEmbedder,
+    OfflineJudge,
+)
 from workbench.metrics.relevance import answer_relevance  # noqa: E402
 from workbench.stats.agreement import cohen_kappa  # noqa: E402
 from workbench.stats.calibration import score_auc, threshold_sweep  # noqa: E402

@@ -62,7 +62,7 @@ def app_server(home: Path, db: Path, port: int, timeout: float = 60.0) -> Iterat
     """``workbench app --db db --port port`` with ``WORKBENCH_HOME=home``; yields its URL, stops it after."""
     env = {k: v for k, v in os.environ.items() if k != "WORKBENCH_APP_TOKEN"}
     env["WORKBENCH_HOME"] = str(home)
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli_app", "--db", str(db), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli.app", "--db", str(db), "--port", str(port)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:

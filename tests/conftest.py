@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from fake_openai import FakeOpenAI
 
 

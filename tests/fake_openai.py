@@ -46,9 +46,10 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
 EMBEDDINGS_PATH = "/v1/embeddings"
@@ -72,23 +73,23 @@ class Fault:
     path: str | None = None
 
     @staticmethod
-    def rate_limit(retry_after: float | None = None, path: str | None = None) -> "Fault":
+    def rate_limit(retry_after: float | None = None, path: str | None = None) -> Fault:
         return Fault("status", status=429, retry_after=retry_after, path=path)
 
     @staticmethod
-    def server_error(status: int = 500, path: str | None = None) -> "Fault":
+    def server_error(status: int = 500, path: str | None = None) -> Fault:
         return Fault("status", status=status, path=path)
 
     @staticmethod
-    def delay(seconds: float, path: str | None = None) -> "Fault":
+    def delay(seconds: float, path: str | None = None) -> Fault:
         return Fault("delay", seconds=seconds, path=path)
 
     @staticmethod
-    def malformed(content: str = "Sorry, I cannot produce JSON today.", path: str | None = None) -> "Fault":
+    def malformed(content: str = "Sorry, I cannot produce JSON today.", path: str | None = None) -> Fault:
         return Fault("malformed", content=content, path=path)
 
     @staticmethod
-    def drop(path: str | None = None) -> "Fault":
+    def drop(path: str | None = None) -> Fault:
         return Fault("drop", path=path)
 
 
@@ -243,7 +244,7 @@ def fake_logprobs(content: str, confidence: float) -> dict:
 
 
 # -- route handlers -----------------------------------------------------------------------------
-def _chat_completions(fake: "FakeOpenAI", request: RecordedRequest, content: str | None = None) -> Reply:
+def _chat_completions(fake: FakeOpenAI, request: RecordedRequest, content: str | None = None) -> Reply:
     body = request.body if isinstance(request.body, dict) else {}
     if not body.get("model") or not isinstance(body.get("messages"), list):
         return error_reply(400, "'model' and 'messages' are required")
@@ -283,7 +284,7 @@ def _chat_completions(fake: "FakeOpenAI", request: RecordedRequest, content: str
     })
 
 
-def _embeddings(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+def _embeddings(fake: FakeOpenAI, request: RecordedRequest) -> Reply:
     body = request.body if isinstance(request.body, dict) else {}
     texts = body.get("input")
     if isinstance(texts, str):
@@ -316,13 +317,13 @@ def _parse_multipart(content_type: str, raw: bytes) -> dict[str, tuple[str | Non
     return fields
 
 
-def _file_object(fake: "FakeOpenAI", file_id: str) -> dict:
+def _file_object(fake: FakeOpenAI, file_id: str) -> dict:
     meta = fake.files[file_id]
     return {"id": file_id, "object": "file", "bytes": len(meta["data"]), "created_at": meta["created_at"],
             "filename": meta["filename"], "purpose": meta["purpose"], "status": "processed"}
 
 
-def _store_file(fake: "FakeOpenAI", data: bytes, filename: str, purpose: str) -> str:
+def _store_file(fake: FakeOpenAI, data: bytes, filename: str, purpose: str) -> str:
     with fake._lock:
         fake._serial += 1
         file_id = f"file-fake-{fake._serial}"
@@ -330,7 +331,7 @@ def _store_file(fake: "FakeOpenAI", data: bytes, filename: str, purpose: str) ->
     return file_id
 
 
-def _files_create(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+def _files_create(fake: FakeOpenAI, request: RecordedRequest) -> Reply:
     ctype = request.headers.get("content-type", "")
     if "multipart/form-data" not in ctype or not isinstance(request.body, (bytes, bytearray)):
         return error_reply(400, "expected a multipart/form-data upload with 'file' and 'purpose'")
@@ -346,21 +347,21 @@ def _file_id(path: str, suffix: str = "") -> str:
     return path[len(FILES_PATH) + 1 : len(path) - len(suffix)]
 
 
-def _files_retrieve(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+def _files_retrieve(fake: FakeOpenAI, request: RecordedRequest) -> Reply:
     file_id = _file_id(request.path)
     if file_id not in fake.files:
         return error_reply(404, f"no such file {file_id}", "not_found")
     return Reply(200, _file_object(fake, file_id))
 
 
-def _files_content(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+def _files_content(fake: FakeOpenAI, request: RecordedRequest) -> Reply:
     file_id = _file_id(request.path, "/content")
     if file_id not in fake.files:
         return error_reply(404, f"no such file {file_id}", "not_found")
     return Reply(200, fake.files[file_id]["data"], {"Content-Type": "application/octet-stream"})
 
 
-def _batch_line_result(fake: "FakeOpenAI", batch: dict, line: dict, index: int) -> tuple[dict | None, dict | None]:
+def _batch_line_result(fake: FakeOpenAI, batch: dict, line: dict, index: int) -> tuple[dict | None, dict | None]:
     """(output line, error line) for one input line; exactly one is not None."""
     custom_id = line.get("custom_id")
     base = {"id": f"batch_req_{batch['id']}_{index}", "custom_id": custom_id}
@@ -386,7 +387,7 @@ def _batch_line_result(fake: "FakeOpenAI", batch: dict, line: dict, index: int) 
     return {**base, "response": response, "error": None}, None
 
 
-def _run_batch(fake: "FakeOpenAI", batch: dict) -> None:
+def _run_batch(fake: FakeOpenAI, batch: dict) -> None:
     """Answer every line of the batch's input file; write output and error files."""
     lines = [json.loads(x) for x in fake.files[batch["input_file_id"]]["data"].decode().splitlines() if x.strip()]
     outputs, errors = [], []
@@ -405,7 +406,7 @@ def _run_batch(fake: "FakeOpenAI", batch: dict) -> None:
     batch["expired_at" if expired else "completed_at"] = int(time.time())
 
 
-def _batches_create(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+def _batches_create(fake: FakeOpenAI, request: RecordedRequest) -> Reply:
     body = request.body if isinstance(request.body, dict) else {}
     input_file_id, endpoint = body.get("input_file_id"), body.get("endpoint")
     if input_file_id not in fake.files:
@@ -433,11 +434,11 @@ def _public_batch(batch: dict) -> dict:
     return {k: v for k, v in batch.items() if not k.startswith("_")}
 
 
-def _batch_from_path(fake: "FakeOpenAI", path: str, suffix: str = "") -> dict | None:
+def _batch_from_path(fake: FakeOpenAI, path: str, suffix: str = "") -> dict | None:
     return fake.batches.get(path[len(BATCHES_PATH) + 1 : len(path) - len(suffix)])
 
 
-def _batches_retrieve(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+def _batches_retrieve(fake: FakeOpenAI, request: RecordedRequest) -> Reply:
     batch = _batch_from_path(fake, request.path)
     if batch is None:
         return error_reply(404, "no such batch", "not_found")
@@ -459,7 +460,7 @@ def _batches_retrieve(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
     return Reply(200, _public_batch(batch))
 
 
-def _batches_cancel(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+def _batches_cancel(fake: FakeOpenAI, request: RecordedRequest) -> Reply:
     batch = _batch_from_path(fake, request.path, "/cancel")
     if batch is None:
         return error_reply(404, "no such batch", "not_found")
@@ -470,14 +471,14 @@ def _batches_cancel(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
     return Reply(200, _public_batch(batch))
 
 
-def _batches_list(fake: "FakeOpenAI", request: RecordedRequest) -> Reply:
+def _batches_list(fake: FakeOpenAI, request: RecordedRequest) -> Reply:
     with fake._batch_lock:
         data = [_public_batch(b) for b in reversed(list(fake.batches.values()))]
     return Reply(200, {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
                        "last_id": data[-1]["id"] if data else None, "has_more": False})
 
 
-_PATTERN_ROUTES: list[tuple[str, "re.Pattern[str]", Callable[["FakeOpenAI", RecordedRequest], Reply]]] = [
+_PATTERN_ROUTES: list[tuple[str, re.Pattern[str], Callable[[FakeOpenAI, RecordedRequest], Reply]]] = [
     ("GET", re.compile(r"/v1/files/[^/]+"), _files_retrieve),
     ("GET", re.compile(r"/v1/files/[^/]+/content"), _files_content),
     ("GET", re.compile(r"/v1/batches/[^/]+"), _batches_retrieve),
@@ -488,7 +489,7 @@ _PATTERN_ROUTES: list[tuple[str, "re.Pattern[str]", Callable[["FakeOpenAI", Reco
 # -- HTTP plumbing -------------------------------------------------------------------------------
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "_Server"
+    server: _Server
 
     def setup(self) -> None:
         super().setup()
@@ -534,7 +535,7 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False
     allow_reuse_address = True
     request_queue_size = 1024
-    fake: "FakeOpenAI"
+    fake: FakeOpenAI
 
 
 class FakeOpenAI:
@@ -555,7 +556,7 @@ class FakeOpenAI:
         requests: every request received, in arrival order.
     """
 
-    ROUTES: dict[tuple[str, str], Callable[["FakeOpenAI", RecordedRequest], Reply]] = {
+    ROUTES: dict[tuple[str, str], Callable[[FakeOpenAI, RecordedRequest], Reply]] = {
         ("POST", CHAT_PATH): _chat_completions,
         ("POST", EMBEDDINGS_PATH): _embeddings,
         ("POST", FILES_PATH): _files_create,
@@ -615,7 +616,7 @@ class FakeOpenAI:
         self._thread: threading.Thread | None = None
 
     # lifecycle
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> FakeOpenAI:
         server = _Server((self._host, self._port), _Handler)
         server.fake = self
         self._server = server
@@ -629,7 +630,7 @@ class FakeOpenAI:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         return self.start() if self._server is None else self
 
     def __exit__(self, *exc: Any) -> None:
@@ -645,7 +646,7 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # scripting
-    def push_fault(self, *faults: Fault) -> "FakeOpenAI":
+    def push_fault(self, *faults: Fault) -> FakeOpenAI:
         with self._lock:
             self.faults.extend(faults)
         return self

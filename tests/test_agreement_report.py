@@ -1,4 +1,4 @@
-"""``workbench.agreement_report`` on small hand-built stores, with hand-derived values.
+"""``workbench.calibration.agreement`` on small hand-built stores, with hand-derived values.
 
 Store A (claim_support, 9 units u0..u8 of item "i"; S = supported, U = unsupported):
 
@@ -26,7 +26,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from workbench import store
-from workbench.agreement_report import (
+from workbench.calibration.agreement import (
     MIN_CALIBRATION_UNITS,
     agreement_report,
     calibration_curves,
@@ -234,7 +234,7 @@ def test_calibration_curves_for_charts(cal_db):
     ([[1, 0], [1, 0], [0, 1]], -1.0),
 ])
 def test_intra_answer_error_correlation(tmp_path, errors, expected):
-    from workbench.agreement_report import intra_answer_error_correlation
+    from workbench.calibration.agreement import intra_answer_error_correlation
 
     db = store.open_db(tmp_path / "icc.db")
     units, labels, judgments = [], [], []
@@ -259,7 +259,7 @@ def test_calibration_warns_when_the_judge_is_no_better_than_chance(tmp_path):
     import numpy as np
 
     from workbench import store
-    from workbench.agreement_report import calibration_report
+    from workbench.calibration.agreement import calibration_report
     from workbench.types import EvalItem, Judgment, Label, Unit
 
     db = store.open_db(tmp_path / "c.db")

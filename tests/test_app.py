@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 from streamlit.testing.v1 import AppTest
 
-from workbench import cli_app
+from workbench.cli import app as cli_app
 from workbench.store import add_items, add_judgments, add_units, append_labels, current_labels, label_history, open_db
 from workbench.types import EvalItem, Judgment, Label, Passage, Unit
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "workbench_app/main.py")
 SCRIPT = "<script>alert(1)</script>"
 
 
@@ -59,7 +59,7 @@ def _app(page: str | None = None, annotator: str | None = None) -> AppTest:
     if annotator is not None:
         at.session_state["annotator"] = annotator
     if page is not None:
-        at.switch_page(f"app_pages/{page}.py")
+        at.switch_page(f"views/{page}.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
@@ -237,7 +237,7 @@ def test_token_gate_blocks_every_page_until_the_token_is_given(store_path, monke
 
 
 def test_token_comparison_is_exact():
-    from app_pages.common import token_ok
+    from workbench_app.common import token_ok
 
     assert token_ok("abc", "abc")
     assert not token_ok("abd", "abc") and not token_ok("", "abc") and not token_ok(None, "abc")
@@ -468,7 +468,7 @@ def test_app_command_passes_db_and_runs_streamlit_with_an_argument_list(monkeypa
     assert result.exit_code == 0, result.output
     command = seen["command"]
     assert isinstance(command, list) and command[1:4] == ["-m", "streamlit", "run"]
-    assert command[4] == str(ROOT / "app.py")
+    assert command[4] == str(ROOT / "workbench_app/main.py")
     assert command[command.index("--server.address") + 1] == "0.0.0.0"
     assert command[command.index("--server.port") + 1] == "8600"
     assert command[command.index("--server.headless") + 1] == "true"

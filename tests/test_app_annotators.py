@@ -1,4 +1,4 @@
-"""The annotator chooser on the app's Agreement and Calibration pages (``app_pages/annotators.py``)."""
+"""The annotator chooser on the app's Agreement and Calibration pages (``workbench_app/views/annotators.py``)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from workbench.store import add_items, add_judgments, add_units, append_labels, open_db
 from workbench.types import EvalItem, Judgment, Label, Passage, Unit
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parent.parent / "workbench_app/main.py")
 N = 40  # above the 30-unit minimum, so a threshold can be applied without acknowledgement
 
 
@@ -43,7 +43,7 @@ def store_path(tmp_path, monkeypatch) -> Path:
 
 def _app(page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page(f"app_pages/{page}.py")
+    at.switch_page(f"views/{page}.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at

@@ -69,7 +69,7 @@ def server(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k != "WORKBENCH_APP_TOKEN"}
     env["WORKBENCH_HOME"] = str(folder)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench.cli_app", "--db", str(db_file), "--port", str(port)],
+        [sys.executable, "-m", "workbench.cli.app", "--db", str(db_file), "--port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     try:

@@ -18,9 +18,9 @@ from pathlib import Path
 import openai
 import pytest
 from click.testing import CliRunner
-
 from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI, Fault
-from workbench.batch import (
+
+from workbench.batch.runner import (
     BatchError,
     BatchOptions,
     BatchRun,
@@ -31,10 +31,10 @@ from workbench.batch import (
 )
 from workbench.cli import main
 from workbench.config import JudgeConfig
-from workbench.dataset import load_eval_set
 from workbench.judges.cache import JudgeCache
 from workbench.judges.openai_compat import OpenAICompatEmbedder, OpenAICompatJudge
-from workbench.pipeline import ScoreOptions, run_scoring, write_outputs
+from workbench.scoring.dataset import load_eval_set
+from workbench.scoring.pipeline import ScoreOptions, run_scoring, write_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo_rag.jsonl"

@@ -76,7 +76,7 @@ def test_several_processes_write_concurrently(tmp_path):
     path = str(tmp_path / "c.db")
     JudgeCache(path).close()
     # fork, not spawn: spawn re-runs the parent's __main__, which Streamlit's AppTest (run earlier in
-    # the same pytest process) replaces with app.py, and the child then fails to import app_pages.
+    # the same pytest process) replaces with workbench_app/main.py, and the child then fails to import workbench_app.views.
     ctx = multiprocessing.get_context("fork")
     procs = [ctx.Process(target=_process_writer, args=(path, tag)) for tag in range(4)]
     for p in procs:

@@ -46,7 +46,7 @@ def test_cached_rerun_makes_no_call_and_does_not_import_openai(tmp_path):
 
 def test_the_connection_pool_is_sized_to_the_concurrency_limit():
     from workbench.config import JudgeConfig
-    from workbench.judges.openai_compat import ADAPTIVE_POOL_SIZE, make_client
+    from workbench.judges.client import ADAPTIVE_POOL_SIZE, make_client
 
     fixed = make_client(JudgeConfig(backend="openai", base_url="http://127.0.0.1:9/v1", concurrency=5))
     adaptive = make_client(JudgeConfig(backend="openai", base_url="http://127.0.0.1:9/v1"))
@@ -61,7 +61,7 @@ def test_the_sdk_pool_answers_idle_checks_from_the_socket_and_still_reuses_conne
     import asyncio
 
     from workbench.config import JudgeConfig
-    from workbench.judges.openai_compat import make_client
+    from workbench.judges.client import make_client
 
     client = make_client(JudgeConfig(backend="openai", base_url=fake_openai.base_url, model="m", concurrency=2))
     pool = client._client._transport._pool

@@ -12,7 +12,9 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding=
 
 
 def all_commands(group: click.Group, prefix: str = "workbench"):
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in sorted(group.list_commands(ctx)):
+        command = group.get_command(ctx, name)
         path = f"{prefix} {name}"
         if isinstance(command, click.Group):
             yield from all_commands(command, path)

@@ -11,7 +11,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from workbench import cli_labels, store
+from workbench import store
+from workbench.calibration.label_files import EXPORT_COLUMNS
+from workbench.cli import labels as cli_labels
 from workbench.judges.base import JudgeError
 from workbench.judges.scripted import ScriptedJudge
 from workbench.types import Label, Unit
@@ -262,7 +264,7 @@ def test_export_current_labels_csv(runner, stocked):
         ("abstention", "q2", "", "ann", "answered", "=1+1 stays text"),
         ("claim_support", "q1", "0", "ann", "unsupported", "edited"),
     ]
-    assert list(rows[0]) == list(cli_labels.EXPORT_COLUMNS)
+    assert list(rows[0]) == list(EXPORT_COLUMNS)
 
 
 @pytest.mark.parametrize("fmt,suffix", [("csv", ".csv"), ("jsonl", ".jsonl")])

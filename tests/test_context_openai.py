@@ -59,7 +59,7 @@ def test_parse_verdict_batch_rejects_missing_or_repeated_claims():
 def test_an_endpoint_without_embeddings_costs_relevance_only(fake_openai, tmp_path):
     """A failing embedder is recorded on each item; faithfulness and the rest are still scored."""
     from workbench.judges.openai_compat import OpenAICompatEmbedder
-    from workbench.pipeline import run_scoring, ScoreOptions
+    from workbench.scoring.pipeline import ScoreOptions, run_scoring
     from workbench.types import EvalItem
 
     del fake_openai.routes[("POST", "/v1/embeddings")]
@@ -68,7 +68,7 @@ def test_an_endpoint_without_embeddings_costs_relevance_only(fake_openai, tmp_pa
     item = EvalItem("e1", "What is the refund window?", "The refund window on annual plans is 30 days.",
                     (Passage("a", "The refund window on annual plans is 30 days."),), reference="30 days.")
     records, summary = run_scoring([item], judge, embedder, ScoreOptions(), progress=False)
-    record = records[0]
+    record = records[0].to_record()
     assert record["faithfulness"] == 1.0 and record["answer_relevance"] is None
     assert record["quadrant"] == "unscored" and record["correctness"]["similarity"] is None
     assert any(e.startswith("answer_relevance: ") and "404" in e for e in record["errors"])

@@ -1,4 +1,4 @@
-"""Corrected rates (workbench.corrected): hand-derived values, degenerate notes, `score --db`, queue order."""
+"""Corrected rates (workbench.calibration.corrections): hand-derived values, degenerate notes, `score --db`, queue order."""
 from __future__ import annotations
 
 import json
@@ -8,17 +8,18 @@ import pytest
 from click.testing import CliRunner
 
 from workbench import store
-from workbench.cli_score import format_corrected, score
-from workbench.corrected import (
+from workbench.calibration.corrections import (
     corrected_block,
     corrected_from_db,
     corrected_rates,
     record_positive,
 )
+from workbench.cli.score import score
+from workbench.reports.console import format_corrected
+from workbench.scoring.dataset import load_eval_set
 from workbench.stats.active import priority_order
-from workbench.dataset import load_eval_set
 from workbench.stats.correction import NOT_BETTER_THAN_CHANCE
-from workbench.types import Judgment, Label, Thresholds, Unit
+from workbench.types import ItemScore, Judgment, Label, Thresholds, Unit
 
 T = Thresholds()  # faithfulness 0.85, relevance 0.70
 
@@ -28,8 +29,7 @@ def rng():
 
 
 def rec(i, faith=None, rel=None, abstained=False, answerable=True):
-    return {"id": f"q{i}", "faithfulness": faith, "answer_relevance": rel, "abstained": abstained,
-            "answerable": answerable}
+    return ItemScore(f"q{i}", faithfulness=faith, answer_relevance=rel, abstained=abstained, answerable=answerable)
 
 
 def test_record_positive_uses_thresholds_inclusively_and_populations():
@@ -226,6 +226,7 @@ def test_score_with_db_fills_corrected(tmp_path, monkeypatch):
     assert faith2["rogan_gladen"] == pytest.approx(0.4) and faith2["n_labelled"] == 3
     assert faith2["annotators"] == ["ann"]
     everyone = runner.invoke(score, [str(evalset), "--out", str(tmp_path / "all"), "--db", str(db)])
+    assert everyone.exit_code == 0, everyone.output
     faith3 = json.loads((tmp_path / "all" / "summary.json").read_text())["corrected"]["faithfulness_pass"]
     # counted, robot's labels give q-01 (T, T), q-02 (F, F), q-04 (F, F); q-03 tied and left out:
     # sensitivity 1, specificity 1 -> the corrected rate is the raw 0.2

@@ -1,4 +1,4 @@
-"""Tests for workbench.dataset: eval-set and corpus loading, validation and error reporting."""
+"""Tests for workbench.scoring.dataset: eval-set and corpus loading, validation and error reporting."""
 from __future__ import annotations
 
 import copy
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.dataset import (
+from workbench.scoring.dataset import (
     MAX_PROBLEMS_SHOWN,
     DatasetError,
     Problem,
@@ -230,7 +230,7 @@ def test_five_megabyte_answer_loads(tmp_path: Path) -> None:
 
 
 def test_input_limits_name_line_and_field_and_claims_past_the_cap_are_noted(tmp_path: Path) -> None:
-    from workbench.limits import InputLimits, cap_claims
+    from workbench.scoring.limits import InputLimits, cap_claims
 
     rows = [{"id": "ok", "question": "Q?", "answer": "A.", "contexts": ["c"]},
             {"id": "many", "question": "Q?", "answer": "A.", "contexts": ["c"] * 201},

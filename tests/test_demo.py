@@ -26,3 +26,14 @@ def test_demo_scores_calibrates_and_rescores_with_the_tuned_thresholds(tmp_path)
     assert begin["n_items"] == 60 and begin["thresholds"]["source"] == str(out / "thresholds.json")
     assert begin["thresholds"]["faithfulness"] == tuned.faithfulness
     assert "kappa [95% CI]" in result.output and "quadrant" in result.output
+
+
+def test_demo_says_where_its_data_is_and_refuses_without_it(tmp_path, monkeypatch):
+    from workbench.demo import public_sets
+
+    missing = tmp_path / "no-data"
+    monkeypatch.setattr(public_sets, "DATA_DIR", missing)
+    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path / "demo")])
+    assert result.exit_code == 2
+    assert f"error: {missing}: the bundled demo data is missing" in result.output
+    assert not (tmp_path / "demo").exists()  # nothing started

@@ -1,11 +1,11 @@
 """Numbers as people read them: ``workbench.formatting`` and the plain-language tables."""
 from __future__ import annotations
 
-
 import pandas as pd
 import pytest
 
-from workbench.display_tables import (
+from workbench.formatting import interval, num, pct, pct_range, pct_with_interval, rounded, value_text, wilson_interval
+from workbench.reports.tables import (
     human_summary,
     judge_summary,
     markdown_section,
@@ -14,7 +14,6 @@ from workbench.display_tables import (
     summary_rows,
     threshold_rows,
 )
-from workbench.formatting import interval, num, pct, pct_range, pct_with_interval, rounded, value_text, wilson_interval
 
 
 def test_percentages_and_numbers_are_rounded_and_missing_reads_na():
@@ -118,10 +117,15 @@ def test_summary_rows_and_threshold_rows_print_no_long_floats():
                                         "Status": "trusted: written"}]
 
 
-def test_markdown_section_reads_the_glossary_of_the_shipped_guidelines():
+def test_markdown_section_reads_the_glossary_of_the_shipped_guidelines(tmp_path, monkeypatch):
     from pathlib import Path
 
+    from workbench_app.common import guidelines_text
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))  # no labels/ there: the packaged copy is read
+
     text = (Path(__file__).resolve().parent.parent / "labels" / "guidelines.md").read_text(encoding="utf-8")
+    assert text == guidelines_text()  # the checkout's link and the packaged copy are one file
     glossary = markdown_section(text, "Glossary")
     assert glossary and "Krippendorff" in glossary and "AC1" in glossary and "Quote hallucination" in glossary
     assert markdown_section("# x\n## A\none\n## B\ntwo\n", "a") == "one"

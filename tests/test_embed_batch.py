@@ -4,10 +4,9 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
-import pytest
 
-from workbench.embed_batch import EmbeddingBatcher
 from workbench.judges.base import JudgeError
+from workbench.scoring.embed_batch import EmbeddingBatcher
 
 
 class RecordingEmbedder:

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner
-
 from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI
+
 from workbench.cli import main
-from workbench.dataset import load_eval_set
-from workbench.estimate import estimate_run
+from workbench.scoring.dataset import load_eval_set
+from workbench.scoring.estimate import estimate_run
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo_rag.jsonl"

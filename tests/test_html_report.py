@@ -1,4 +1,4 @@
-"""The self-contained HTML report (workbench.html_report, `workbench report`)."""
+"""The self-contained HTML report (workbench.reports.html, `workbench report`)."""
 from __future__ import annotations
 
 import re
@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from workbench import store
-from workbench.cli_report import report
-from workbench.corrected import corrected_rates
-from workbench.html_report import build_report, svg_bar_chart, svg_line_chart
-from workbench.pipeline import summarize, write_outputs
-from workbench.types import EvalItem, Judgment, JudgeUsage, Label, Passage, Thresholds, Unit
+from workbench.calibration.corrections import corrected_rates
+from workbench.cli.report import report
+from workbench.reports.html import build_report, svg_bar_chart, svg_line_chart
+from workbench.scoring.pipeline import summarize, write_outputs
+from workbench.types import ClaimVerdict, EvalItem, ItemScore, JudgeUsage, Judgment, Label, Passage, Thresholds, Unit
 
 PAYLOAD_ID = "<script>alert('id')</script>"
 PAYLOAD_CLAIM = "<img src=x onerror=alert(2)>"
@@ -26,11 +26,12 @@ def _records():
     for i in range(12):
         item_id = PAYLOAD_ID if i == 0 else f"q{i}"
         faith = 0.9 if i % 3 else 0.4
-        records.append({"id": item_id, "faithfulness": faith, "answer_relevance": 0.9 if i % 2 == 0 else 0.3,
-                        "quadrant": ("pass" if i % 2 == 0 else "faithful_irrelevant") if faith >= 0.85 else
-                        ("relevant_unfaithful" if i % 2 == 0 else "fail"),
-                        "claims": [{"text": PAYLOAD_CLAIM if i == 0 else f"claim {i}", "supported": faith >= 0.85}],
-                        "abstained": False, "answerable": True, "retrieval": None, "citations": [], "errors": []})
+        records.append(ItemScore(item_id, faithfulness=faith, answer_relevance=0.9 if i % 2 == 0 else 0.3,
+                                 quadrant=("pass" if i % 2 == 0 else "faithful_irrelevant") if faith >= 0.85 else
+                                 ("relevant_unfaithful" if i % 2 == 0 else "fail"),
+                                 claims=(ClaimVerdict(PAYLOAD_CLAIM if i == 0 else f"claim {i}", faith >= 0.85,
+                                                      float(faith >= 0.85)),),
+                                 abstained=False, answerable=True))
     return records
 
 
@@ -43,7 +44,7 @@ def _run(tmp_path):
     summary["corrected"] = corrected_rates(records, human, stored, thresholds=Thresholds(), rng=np.random.default_rng(0))
     run = tmp_path / "run"
     write_outputs(run, records, summary)
-    return run, summary, records
+    return run, summary, [r.to_record() for r in records]
 
 
 def _store(path):
@@ -162,8 +163,8 @@ def test_report_renders_every_chart_in_headless_chromium(tmp_path):
 
 
 def test_corrected_section_shows_clipped_formula_value_and_instability():
-    from workbench.corrected import corrected_block
-    from workbench.html_report import corrected_section
+    from workbench.calibration.corrections import corrected_block
+    from workbench.reports.html import corrected_section
 
     pairs = [(True, True)] * 4 + [(True, False)] + [(False, False)] * 4 + [(False, True)]
     block = corrected_block([True] * 9 + [False], pairs, rng=np.random.default_rng(0))

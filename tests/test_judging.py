@@ -1,13 +1,13 @@
-"""``workbench.judging``: judges over store units with a ScriptedJudge (values, scores, resume, failures)."""
+"""``workbench.calibration.judging``: judges over store units with a ScriptedJudge (values, scores, resume, failures)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from workbench import store
+from workbench.calibration.judging import BatchedModeUnsupported, judge_units, run_judges
 from workbench.judges.base import JudgeError, run_sync
 from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge
-from workbench.judging import BatchedModeUnsupported, judge_units, run_judges
 from workbench.types import ClaimVerdict, EvalItem, Passage, Thresholds, Unit
 
 PASSAGE_A = "The refund window on annual plans is 30 days. Plans renew every year."
@@ -255,9 +255,9 @@ def test_repeats_of_a_cached_remote_judge_bypass_the_cache(db, monkeypatch):
 def test_context_relevance_and_correctness_units_are_judged(tmp_path):
     """Passage units use judge_context on the passage at their rank; correctness uses the reference."""
     from workbench import store
-    from workbench.cli_labels import answer_units
+    from workbench.calibration.judging import run_judges
+    from workbench.calibration.labelling import answer_units
     from workbench.judges.offline import OfflineEmbedder, OfflineJudge
-    from workbench.judging import run_judges
     from workbench.types import EvalItem, Passage
 
     item = EvalItem("r1", "What is the refund window on annual plans?", "The refund window is 30 days.",

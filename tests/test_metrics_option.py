@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI, _last_user_text, detect_task
+
 from workbench.cli import main
 from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge
-from workbench.pipeline import METRICS, ScoreOptions, estimate_calls, parse_metrics, score_items, summarize
+from workbench.scoring.pipeline import METRICS, ScoreOptions, estimate_calls, parse_metrics, score_items, summarize
 from workbench.types import ClaimVerdict, EvalItem, JudgeUsage, Passage, Thresholds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,14 +57,15 @@ def test_two_metrics_call_only_for_those_and_null_the_rest():
     judge = CountingJudge()
     embedder = ScriptedEmbedder({"What is the refund window?": [1, 0]})
     options = ScoreOptions(metrics=parse_metrics("faithfulness,answer_relevance"))
-    (record,) = asyncio.run(score_items([ITEM], judge, embedder, options))
+    (scored,) = asyncio.run(score_items([ITEM], judge, embedder, options))
+    record = scored.to_record()
     # one decompose (the answer's, not the reference's), one verify, one reverse-questions call
     assert judge.seen == Counter({"decompose": 1, "verify": 1, "reverse_questions": 1})
     assert record["faithfulness"] == 1.0 and record["answer_relevance"] == 1.0 and record["quadrant"] == "pass"
     for key in ("abstained", "retrieval", "context_precision", "context_recall", "correctness"):
         assert record[key] is None, key
     assert record["citations"] == [] and record["context_judgments"] == [] and record["reference_statements"] == []
-    summary = summarize([record], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x",
+    summary = summarize([scored], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x",
                         metrics=options.metrics)
     assert summary["metrics_skipped"] == ["abstention", "citations", "context_precision", "context_recall",
                                           "correctness", "retrieval"]
@@ -76,16 +77,18 @@ def test_all_metrics_by_default_and_nothing_skipped():
     judge = CountingJudge()
     embedder = ScriptedEmbedder({"What is the refund window?": [1, 0], "Thirty days.": [1, 0],
                                  ITEM.answer: [1, 0]})
-    (record,) = asyncio.run(score_items([ITEM], judge, embedder, ScoreOptions()))
+    (scored,) = asyncio.run(score_items([ITEM], judge, embedder, ScoreOptions()))
+    record = scored.to_record()
     assert judge.seen["is_refusal"] == 1 and judge.seen["judge_context"] == 1 and judge.seen["decompose"] == 2
     assert record["abstained"] is False and record["retrieval"] is not None and record["correctness"] is not None
-    summary = summarize([record], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x")
+    summary = summarize([scored], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x")
     assert summary["metrics_skipped"] == [] and summary["abstention"] is not None
 
 
 def test_abstention_alone_makes_only_refusal_calls():
     judge = CountingJudge()
-    (record,) = asyncio.run(score_items([ITEM], judge, ScriptedEmbedder({}), ScoreOptions(metrics=("abstention",))))
+    (scored,) = asyncio.run(score_items([ITEM], judge, ScriptedEmbedder({}), ScoreOptions(metrics=("abstention",))))
+    record = scored.to_record()
     assert judge.seen == Counter({"is_refusal": 1})
     assert record["abstained"] is False and record["faithfulness"] is None and record["quadrant"] == "unscored"
 

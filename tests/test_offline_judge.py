@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from workbench import public_sets
+from workbench.demo import public_sets
 from workbench.judges.base import Embedder, Judge
 from workbench.judges.offline import DEFAULT_MODEL_PATH, OfflineEmbedder, OfflineJudge, load_model
 from workbench.judges.offline_features import FEATURE_NAMES, build_index, claim_features, split_of, stem

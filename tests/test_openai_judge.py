@@ -15,19 +15,14 @@ import httpx2
 import numpy as np
 import openai
 import pytest
+from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, FakeOpenAI, Fault
 
-from fake_openai import CHAT_PATH, EMBEDDINGS_PATH, Fault, FakeOpenAI
 from workbench.config import JudgeConfig
 from workbench.judges.base import Embedder, Judge, JudgeError, run_sync
 from workbench.judges.cache import JudgeCache
+from workbench.judges.client import MissingCredentialsError, endpoint_host, make_client
 from workbench.judges.concurrency import AdaptiveLimiter, retry_after_seconds, with_retries
-from workbench.judges.openai_compat import (
-    MissingCredentialsError,
-    OpenAICompatEmbedder,
-    OpenAICompatJudge,
-    endpoint_host,
-    make_client,
-)
+from workbench.judges.openai_compat import OpenAICompatEmbedder, OpenAICompatJudge
 from workbench.judges.prompts import PROMPT_NAMES, Prompt, load_prompt
 from workbench.types import Passage
 

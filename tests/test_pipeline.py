@@ -8,8 +8,8 @@ import pytest
 
 from workbench.judges.base import JudgeError
 from workbench.judges.scripted import ScriptedEmbedder, ScriptedJudge
-from workbench.pipeline import ScoreOptions, estimate_calls, score_items, summarize, write_outputs
-from workbench.types import ClaimVerdict, EvalItem, JudgeUsage, Passage, Thresholds
+from workbench.scoring.pipeline import ScoreOptions, estimate_calls, score_items, summarize, write_outputs
+from workbench.types import ClaimVerdict, EvalItem, ItemScore, JudgeUsage, Passage, Thresholds
 
 P1 = Passage("p1", "The refund window on annual plans is 30 days.")
 P2 = Passage("p2", "Monthly plans cannot be refunded.")
@@ -47,7 +47,7 @@ def scripted():
 def test_pipeline_records_and_summary_hand_derived(tmp_path):
     judge, embedder = scripted()
     records = asyncio.run(score_items(ITEMS, judge, embedder, ScoreOptions()))
-    a, b, c = records
+    a, b, c = (r.to_record() for r in records)
     assert (a["faithfulness"], a["answer_relevance"], a["quadrant"]) == (1.0, 1.0, "pass")
     assert a["retrieval"] == {"k": 2, "recall_at_k": 1.0, "precision_at_k": 0.5, "mrr": 1.0}
     assert a["citations"] == [{"id": "p1", "in_corpus": True, "retrieved": True, "supports": True}]
@@ -79,10 +79,36 @@ def test_pipeline_records_and_summary_hand_derived(tmp_path):
 def test_pipeline_records_judge_failures_per_item_and_goes_on():
     judge, embedder = scripted()
     judge.enqueue("decompose", JudgeError("HTTP 500 after 4 retries"))
-    records = asyncio.run(score_items(ITEMS[:2], judge, embedder, ScoreOptions(items_in_flight=1)))
+    records = [r.to_record() for r in asyncio.run(score_items(ITEMS[:2], judge, embedder, ScoreOptions(items_in_flight=1)))]
     assert records[0]["faithfulness"] is None and records[0]["quadrant"] == "unscored"
     assert records[0]["errors"] == ["decompose answer: HTTP 500 after 4 retries"]
     assert records[1]["faithfulness"] == 0.5 and records[1]["errors"] == []
+
+
+def test_an_item_whose_scoring_raises_is_unscored_with_the_contract_keys():
+    judge, embedder = scripted()
+    judge.enqueue("decompose", RuntimeError("bug"))  # not a JudgeError: escapes score_item
+    failed, ok = asyncio.run(score_items(ITEMS[:2], judge, embedder, ScoreOptions(items_in_flight=1)))
+    assert failed.quadrant == "unscored" and failed.errors == ("internal error: RuntimeError: bug",)
+    record = failed.to_record()
+    assert list(record) == [k for k in ok.to_record() if k != "notes"]  # same keys and order, no notes
+    assert record["faithfulness"] is None and record["claims"] == [] and record["answerable"] is True
+    assert record["diagnosis"] == "insufficient_data" and record["abstained"] is None
+    summary = summarize([failed, ok], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x")
+    assert summary["quadrant"]["unscored"] == 1 and summary["errors"] == {"items_with_errors": 1}
+
+
+def test_quote_tallies_come_from_the_claims_and_internal_fields_are_not_written(tmp_path):
+    claims = (ClaimVerdict("x", False, 0.9, quote="made up", quote_found=False, quote_hallucinated=True),
+              ClaimVerdict("y", True, 1.0, quote="real", quote_found=True), ClaimVerdict("z", False, 0.0))
+    scored = ItemScore("q", claims=claims, gold_context_ids=("p1",))
+    assert (scored.n_quotes, scored.n_quote_hallucinated) == (2, 1)
+    summary = summarize([scored], thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x")
+    assert summary["quotes"] == {"n": 2, "hallucinated": 1, "rate": 0.5}
+    write_outputs(tmp_path, [scored], summary)
+    line = json.loads((tmp_path / "items.jsonl").read_text())
+    assert line == scored.to_record() and [c["text"] for c in line["claims"]] == ["x", "y", "z"]
+    assert not {"gold_context_ids", "n_quotes", "n_quote_hallucinated"} & set(line)
 
 
 def test_empty_summary_uses_null_not_zero():
@@ -107,7 +133,7 @@ def test_estimate_calls_counts_per_item():
 def test_independent_calls_of_an_item_start_before_any_of_them_returns():
     """Decomposition answers only once the refusal check, the reverse questions and the question's
     embedding have all started; the verification starts once the claims exist."""
-    from workbench.embed_batch import EmbeddingBatcher
+    from workbench.scoring.embed_batch import EmbeddingBatcher
 
     started: dict[str, asyncio.Event] = {}
 
@@ -138,7 +164,8 @@ def test_independent_calls_of_an_item_start_before_any_of_them_returns():
         batcher = EmbeddingBatcher(GatedEmbedder({k: list(v) for k, v in embedder.table.items()}), window=0.001)
         return await score_items(ITEMS[:1], judge, batcher, ScoreOptions()), judge
 
-    (record,), judge = asyncio.run(run())
+    (scored,), judge = asyncio.run(run())
+    record = scored.to_record()
     assert record["errors"] == [] and record["faithfulness"] == 1.0 and record["answer_relevance"] == 1.0
     order = [name for name, _ in judge.history]
     # the citation check needs nothing and starts at once; the claim's verification follows its decomposition
@@ -147,10 +174,10 @@ def test_independent_calls_of_an_item_start_before_any_of_them_returns():
 
 def test_scheduling_does_not_change_records_with_a_batcher():
     """The same replies give the same records with or without coalesced embeddings."""
-    from workbench.embed_batch import EmbeddingBatcher
+    from workbench.scoring.embed_batch import EmbeddingBatcher
 
     judge, embedder = scripted()
     plain = asyncio.run(score_items(ITEMS, judge, embedder, ScoreOptions()))
     judge, embedder = scripted()
     batched = asyncio.run(score_items(ITEMS, judge, EmbeddingBatcher(embedder, window=0.001), ScoreOptions()))
-    assert json.dumps(plain) == json.dumps(batched)
+    assert json.dumps([r.to_record() for r in plain]) == json.dumps([r.to_record() for r in batched])

@@ -7,11 +7,16 @@ import pytest
 from click.testing import CliRunner
 
 from workbench import store
-from workbench.cli_score import score
+from workbench.calibration.placeholders import (
+    calibration_checks,
+    calibration_warnings,
+    placeholder_fields,
+    placeholder_warnings,
+)
+from workbench.cli.score import score
 from workbench.judges.base import DeclaresScores, ScoreDeclaration, placeholder_scores
 from workbench.judges.offline import OfflineJudge, offline_score_declarations
 from workbench.judges.scripted import ScriptedJudge
-from workbench.placeholders import calibration_checks, calibration_warnings, placeholder_fields, placeholder_warnings
 from workbench.types import Judgment, Label, Unit
 
 

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from workbench import public_sets
-from workbench.dataset import load_corpus
+from workbench.demo import public_sets
+from workbench.scoring.dataset import load_corpus
 
 
 def test_data_dir_is_repo_data_folder():

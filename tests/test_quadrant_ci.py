@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from workbench.metrics.quadrant import SHARE_CELLS, quadrant_share_ci
-from workbench.pipeline import summarize
-from workbench.types import JudgeUsage, Thresholds
+from workbench.scoring.pipeline import summarize
+from workbench.types import ItemScore, JudgeUsage, Thresholds
 
 CELLS = ["pass"] * 50 + ["faithful_irrelevant"] * 25 + ["relevant_unfaithful"] * 10 + ["fail"] * 10 \
     + ["abstained"] * 5
@@ -36,8 +36,8 @@ def test_reproducible_with_the_same_rng_and_degenerate_rules():
 
 
 def test_summary_has_quadrant_ci_beside_unchanged_counts():
-    records = [{"id": str(i), "faithfulness": None, "answer_relevance": None, "quadrant": c, "abstained": c == "abstained",
-                "answerable": True, "retrieval": None, "citations": [], "errors": []} for i, c in enumerate(CELLS)]
+    records = [ItemScore(str(i), faithfulness=None, answer_relevance=None, quadrant=c, abstained=c == "abstained",
+                         answerable=True) for i, c in enumerate(CELLS)]
     summary = summarize(records, thresholds=Thresholds(), usage=JudgeUsage(), fingerprint="x")
     assert summary["quadrant"] == {"pass": 50, "faithful_irrelevant": 25, "relevant_unfaithful": 10, "fail": 10,
                                    "abstained": 5, "unscored": 0}

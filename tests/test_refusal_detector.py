@@ -14,7 +14,6 @@ from workbench.judges.offline import OfflineEmbedder, OfflineJudge
 from workbench.judges.refusal import (
     CUE_NAMES,
     DEFAULT_REFUSAL_MODEL_PATH,
-    EMBEDDING_DIM,
     EMBEDDING_FEATURES,
     RefusalDetector,
     feature_matrix,
@@ -127,7 +126,7 @@ def test_rag_abstention_data_file():
 
 def test_speed_prefilter_never_changes_a_cue():
     # The trigger-word prefilter only skips regexes that cannot match: same cues with and without.
-    from workbench import public_sets
+    from workbench.demo import public_sets
 
     answers = [r["answer"] for r in RAG_ROWS] + [r["completion"] for r in public_sets.xstest_rows()[::3]]
     answers += [c["answer"] for c in CASES] + ["There is nothing we could find on that.", "Not something I could answer."]
@@ -136,7 +135,7 @@ def test_speed_prefilter_never_changes_a_cue():
 
 
 def test_xstest_split_is_by_prompt():
-    from workbench import public_sets
+    from workbench.demo import public_sets
     from workbench.judges.refusal import xstest_split
 
     rows = public_sets.xstest_rows()

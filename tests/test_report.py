@@ -1,4 +1,4 @@
-"""workbench.report: tables, Altair chart specs and escaped HTML built from plain data."""
+"""workbench.reports.charts: tables, Altair chart specs and escaped HTML built from plain data."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import os
 import pandas as pd
 import pytest
 
-from workbench.report import (
+from workbench.reports.charts import (
     RunError,
     claims_frame,
     confusion_heatmap,
@@ -224,7 +224,7 @@ def test_claims_frame_has_one_row_per_claim():
 def test_list_run_dirs_finds_runs_one_and_two_levels_down(tmp_path):
     import os
 
-    from workbench.report import list_run_dirs
+    from workbench.reports.charts import list_run_dirs
 
     for i, rel in enumerate(["a", "demo/rag", "demo/begin", "demo/begin/deeper/x"]):
         (tmp_path / rel).mkdir(parents=True)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench import store
+from workbench.stats.active import priority_order
 from workbench.store.migrations import LATEST, MIGRATIONS
 from workbench.types import EvalItem, Judgment, Label, Passage, Unit
 
@@ -94,6 +95,56 @@ def test_database_from_a_newer_workbench_is_refused(tmp_path):
     db.close()
     with pytest.raises(store.StoreError, match=r"\[99\]"):
         store.open_db(path)
+
+
+def test_opening_a_current_store_and_reading_take_no_write_lock(seeded, tmp_path):
+    ids = [u.unit_id for u in store.list_units(seeded)]
+    store.add_judgments(seeded, [Judgment(ids[1], CS, "j1", "supported", 0.5, quote="Paris"),
+                                 Judgment(ids[1], CS, "j2", "unsupported", 0.4)])
+    label(seeded, ids[0], "ann")
+    holder = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process is writing
+    try:
+        db = store.open_db(tmp_path / "store.db", create=False)
+        db.conn.execute("PRAGMA busy_timeout = 0")  # any wait for the write lock now fails at once
+        assert store.migrate(db) == [] and store.applied_migrations(db) == [1, 2, 3, 4]
+        assert [i.id for i in store.list_items(db)] == ["q1", "q2", "q3"] and store.get_item(db, "q1") is not None
+        assert len(store.list_units(db)) == 9 and store.get_unit(db, ids[0]) is not None
+        assert [(l.unit_id, l.annotator) for l in store.current_labels(db)] == [(ids[0], "ann")]
+        assert len(store.label_log(db)) == len(store.label_history(db, ids[0])) == 1
+        assert store.progress(db, "ann")["labelled_any"] == 1 and store.annotator_progress(db, "ann") == (1, 9)
+        assert len(store.list_judgments(db)) == 2 and store.unit_quotes(db, ids[1]) == ["Paris"]
+        for order in store.ORDERS:
+            assert store.next_unit_for(db, "ann", order=order, priority=priority_order) is not None
+        assert store.active_leases(db) == [] and store.stale_label_count(db) == 0
+        with pytest.raises(sqlite3.OperationalError, match="locked"):  # a write does need the lock
+            label(db, ids[1], "ann")
+        db.close()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_an_older_store_is_migrated_under_one_write_lock(tmp_path):
+    import sqlite_utils
+
+    path = tmp_path / "old.db"
+    old = sqlite_utils.Database(path)
+    store.migrate(old, target=2)
+    old.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        old = sqlite_utils.Database(path)
+        old.conn.execute("PRAGMA busy_timeout = 0")
+        with pytest.raises(sqlite3.OperationalError, match="locked"):  # behind: it needs the lock
+            store.migrate(old)
+        assert store.applied_migrations(old) == [1, 2]  # nothing half-applied
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert store.migrate(old) == [3, 4]
+    old.close()
 
 
 def test_default_path_comes_from_env(tmp_path, monkeypatch):
@@ -418,7 +469,9 @@ def test_helps_most_order_puts_judge_disagreements_first_then_near_threshold(tmp
     b = {0: 0.95, 1: 0.6, 2: 0.2, 3: 0.2}  # the judges disagree about 0.5 on unit 3 only
     store.add_judgments(db, [Judgment(units[k].unit_id, "claim_support", "judge-a", "supported", score=v) for k, v in a.items()]
                         + [Judgment(units[k].unit_id, "claim_support", "judge-b", "supported", score=v) for k, v in b.items()])
-    order = [u.claim_index for u in store.ordered_units(db, order="helps_most", threshold=0.5)]
+    order = [u.claim_index for u in store.ordered_units(db, order="helps_most", threshold=0.5, priority=priority_order)]
     # unit 3 (disagreement) first, then by |mean - 0.5|: unit 1 (0.075), unit 2 (0.35), unit 0 (0.425)
     assert order == [3, 1, 2, 0]
-    assert store.next_unit_for(db, "ann", order="helps_most", threshold=0.5).claim_index == 3
+    assert store.next_unit_for(db, "ann", order="helps_most", threshold=0.5, priority=priority_order).claim_index == 3
+    with pytest.raises(ValueError, match="priority"):  # the store has no ordering rule of its own
+        store.ordered_units(db, order="helps_most")

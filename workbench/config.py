@@ -52,7 +52,7 @@ class JudgeConfig:
     verify_mode: str = "per-claim"
 
     @staticmethod
-    def from_env(**overrides) -> "JudgeConfig":
+    def from_env(**overrides) -> JudgeConfig:
         """Build from ``WORKBENCH_*`` variables; explicit non-``None`` overrides win."""
         values = {
             "backend": os.environ.get("WORKBENCH_JUDGE", "offline"),
@@ -85,7 +85,7 @@ def load_thresholds(path: str | Path | None) -> Thresholds:
     except json.JSONDecodeError as exc:
         raise ThresholdsError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
 
-    def pick(key: str, default: float | None) -> float | None:
+    def pick(key: str, default: float | None) -> float | None:  # a float whenever default is
         entry = data.get(key)
         if entry is None:
             return default
@@ -97,8 +97,8 @@ def load_thresholds(path: str | Path | None) -> Thresholds:
         return float(value)
 
     return Thresholds(
-        faithfulness=pick("faithfulness", DEFAULT_THRESHOLDS.faithfulness),
-        answer_relevance=pick("answer_relevance", DEFAULT_THRESHOLDS.answer_relevance),
+        faithfulness=pick("faithfulness", DEFAULT_THRESHOLDS.faithfulness) or 0.0,
+        answer_relevance=pick("answer_relevance", DEFAULT_THRESHOLDS.answer_relevance) or 0.0,
         claim_support=pick("claim_support", None),
         source=str(path),
         judge=data.get("judge"),

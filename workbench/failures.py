@@ -15,7 +15,9 @@ Exit codes of ``score`` and ``judge`` (also in the README and ``docs/local-model
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+
+from workbench.types import ItemScore
 
 EXIT_ENDPOINT = 3
 EXIT_TOO_MANY_FAILED = 4
@@ -49,11 +51,11 @@ def metrics_of_error(error: str) -> tuple[str, ...]:
     return METRICS
 
 
-def failure_summary(records: Sequence[Mapping], *, max_failed: float = DEFAULT_MAX_FAILED) -> dict:
+def failure_summary(records: Sequence[ItemScore], *, max_failed: float = DEFAULT_MAX_FAILED) -> dict:
     """Count the items a judge failure left (partly) unscored.
 
     Args:
-        records: ``items.jsonl`` records (each with an ``errors`` list of strings).
+        records: the run's item scores (each with its ``errors``, one string per failed call).
         max_failed: the largest share of failed items that still counts as a successful run.
 
     Returns:
@@ -65,7 +67,7 @@ def failure_summary(records: Sequence[Mapping], *, max_failed: float = DEFAULT_M
     by_metric = {m: 0 for m in METRICS}
     failed = 0
     for record in records:
-        errors = record.get("errors") or []
+        errors = record.errors
         if not errors:
             continue
         failed += 1
@@ -74,7 +76,7 @@ def failure_summary(records: Sequence[Mapping], *, max_failed: float = DEFAULT_M
             by_metric[metric] += 1
     n = len(records)
     rate = failed / n if n else None
-    unknown_cites = sum(1 for r in records for c in r.get("citations") or () if c.get("supports") is None)
+    unknown_cites = sum(1 for r in records for c in r.citations if c.supports is None)
     return {"items": n, "items_failed": failed, "rate": rate, "max_failed": max_failed,
             "too_many": rate is not None and rate > max_failed,
             "by_metric": {m: k for m, k in by_metric.items() if k},

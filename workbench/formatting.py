@@ -1,13 +1,21 @@
 """Numbers as a reader sees them: percentages, rounded values and intervals (pure functions).
 
-Every page of the app shows numbers through these helpers, so nothing prints a raw float such as
-``0.05739008087303366``. ``None`` and ``NaN`` mean "not measured" and print as ``n/a`` (never 0).
+The one place numbers are formatted: the CLI's and the demo's terminal tables
+(``reports.console``), the HTML report and every page of the app go through these helpers, so
+nothing prints a raw float such as ``0.05739008087303366``. ``None`` (and, for the app's helpers,
+``NaN``) means "not measured" and prints as ``n/a`` (never 0).
+
+Two families, kept apart because their outputs are contracts (terminal tables and the HTML report
+are compared byte for byte): :func:`fixed` and :func:`percent` always print the digits asked for
+(``3`` -> ``3.000``; a column width pads them), only ``None`` is ``n/a``; :func:`num` and
+:func:`pct` are the app's (ints as they are, ``NaN`` -> ``n/a``, tiny shares as ``<0.1%``).
 """
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+import numbers
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 NA = "n/a"
@@ -22,6 +30,25 @@ def _missing(value: Any) -> bool:
         return True
 
 
+def fixed(value: Any, digits: int = 3) -> str:
+    """``value`` with exactly ``digits`` decimals (``3`` -> ``"3.000"``); ``None`` -> ``"n/a"``."""
+    return NA if value is None else f"{float(value):.{digits}f}"
+
+
+def percent(value: Any, digits: int = 1, width: int = 0) -> str:
+    """A share as a percentage with exactly ``digits`` decimals, right-aligned in ``width``
+    characters before the ``%`` (``percent(0.05, width=5)`` -> ``"  5.0%"``); ``None`` -> ``"n/a"``."""
+    spec = f"{width}.{digits}f" if width else f".{digits}f"
+    return NA if value is None else f"{100 * float(value):{spec}}%"
+
+
+def bracketed(pair: Sequence[Any] | None, fmt: Callable[[Any], str] = fixed, missing: str = NA) -> str:
+    """An interval as ``"[low, high]"``, each bound through ``fmt``; ``missing`` when either is unknown."""
+    if not pair or pair[0] is None or pair[1] is None:
+        return missing
+    return f"[{fmt(pair[0])}, {fmt(pair[1])}]"
+
+
 def num(value: Any, digits: int = 2) -> str:
     """``value`` rounded to ``digits`` decimals (``0.746``), or ``"n/a"`` for ``None``/``NaN``.
 
@@ -31,8 +58,8 @@ def num(value: Any, digits: int = 2) -> str:
         return NA
     if isinstance(value, bool):
         return str(value)
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
     return f"{float(value):.{digits}f}"
 
 

@@ -144,6 +144,8 @@ def locate_quote(quote: str, passages: Sequence[Passage], *, min_fuzzy: float = 
         if not haystack:
             continue
         alignment = fuzz.partial_ratio_alignment(needle, haystack)
+        if alignment is None:
+            continue
         score = float(alignment.score)
         if score > best.score:
             found = score >= min_fuzzy and numbers <= set(_NUMBER.findall(haystack))

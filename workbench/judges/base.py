@@ -68,6 +68,53 @@ class ContextJudge(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchVerifier(Protocol):
+    """Optional judge capability: verify several claims against the same passages in one call.
+
+    Used only by ``workbench judge --verify-mode batched`` (a measured alternative); ``score``
+    always verifies one claim per call. Returns one verdict per claim, in order.
+    """
+
+    async def verify_batch(self, claims: Sequence[str], passages: Sequence[Passage]) -> list[ClaimVerdict]:
+        ...
+
+
+@runtime_checkable
+class FailsFast(Protocol):
+    """Optional judge capability: ``fatal`` is the error that made the endpoint unusable on the
+    first call (401/403/404, nothing listening; every later call would fail the same way), else
+    ``None``. A run stops on it instead of recording the same failure on every item."""
+
+    @property
+    def fatal(self) -> Exception | None: ...
+
+
+@runtime_checkable
+class ReportsEndpoint(Protocol):
+    """Optional judge capability: what a remote judge learnt about its endpoint during a run
+    (calls that timed out, replies cut at the token limit, the JSON mode the endpoint accepted),
+    added to ``summary["judge"]`` under the same names."""
+
+    @property
+    def timeouts(self) -> int: ...
+
+    @property
+    def truncated(self) -> int: ...
+
+    @property
+    def response_format(self) -> str | None: ...
+
+
+@runtime_checkable
+class NotesReverseQuestions(Protocol):
+    """Optional judge capability: a sentence saying how the judge's reverse questions are made,
+    when not by asking a model (kept as the relevance result's ``note``)."""
+
+    @property
+    def reverse_question_note(self) -> str: ...
+
+
 #: The scores a judge produces for ``workbench score`` (the keys of a score declaration).
 DECLARED_SCORES = ("faithfulness", "answer_relevance", "abstention")
 SCORE_KINDS = ("measurement", "placeholder")
@@ -114,6 +161,13 @@ def placeholder_scores(judge: object) -> dict[str, ScoreDeclaration]:
 
 
 @runtime_checkable
+class KeepsUsage(Protocol):
+    """Optional capability of a judge or embedder: a ledger of calls and tokens (``usage()``)."""
+
+    def usage(self) -> JudgeUsage: ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Text embedder used for answer relevance."""
 
@@ -122,6 +176,21 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return one row per text, shape ``(len(texts), dim)`` (not necessarily normalised)."""
         ...
+
+
+@runtime_checkable
+class CoalescableEmbedder(Protocol):
+    """Optional embedder capability: ``coalescable`` says whether concurrent ``embed`` calls may be
+    merged into shared requests (``workbench.scoring.embed_batch.EmbeddingBatcher``). An embedder
+    without the attribute is never merged."""
+
+    @property
+    def coalescable(self) -> bool: ...
+
+
+def embedder_fingerprint(embedder: object, default: str | None = None) -> str | None:
+    """The fingerprint of ``embedder`` when it is an :class:`Embedder`, else ``default``."""
+    return embedder.fingerprint if isinstance(embedder, Embedder) else default
 
 
 def fingerprint(parts: dict[str, Any]) -> str:
@@ -138,7 +207,7 @@ def fingerprint(parts: dict[str, Any]) -> str:
 
 def combined_usage(*backends: object) -> JudgeUsage:
     """The cost ledger of a run: the sum over the judge and the embedder (those keeping one)."""
-    parts = [b.usage() for b in backends if callable(getattr(b, "usage", None))]
+    parts: list[JudgeUsage] = [b.usage() for b in backends if isinstance(b, KeepsUsage)]
     return JudgeUsage(**{f: sum(getattr(p, f) for p in parts) for f in JudgeUsage.__dataclass_fields__})
 
 

@@ -129,7 +129,7 @@ class JudgeCache:
             self._connections.clear()
         self._local = threading.local()
 
-    def __enter__(self) -> "JudgeCache":
+    def __enter__(self) -> JudgeCache:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -29,10 +29,14 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from workbench.judges.base import JudgeError
-from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
+
+if TYPE_CHECKING:
+    import openai
+else:
+    from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.parsing import ParseError, TruncatedReply
 
 T = TypeVar("T")
@@ -243,7 +247,7 @@ class FirstCallGate:
             if probe is not None and probe[0] is loop and not probe[1].done():
                 try:
                     await asyncio.wait_for(asyncio.shield(probe[1]), max(0.0, deadline - loop.time()))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     return
             else:
                 await asyncio.sleep(poll)
@@ -372,4 +376,5 @@ async def with_retries(
         if limiter:
             limiter.on_success(time.monotonic() - started, epoch)
         return result
-    raise JudgeError(f"{what}: failed after {max_retries + 1} attempt(s); last error {describe(last)}") from last
+    raise JudgeError(f"{what}: failed after {max_retries + 1} attempt(s); last error "
+                     f"{describe(last) if last is not None else 'none'}") from last

@@ -6,7 +6,12 @@ interactive ones).
 """
 from __future__ import annotations
 
-from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import openai
+else:
+    from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 
 from workbench.judges.base import JudgeError
 from workbench.judges.concurrency import is_timeout

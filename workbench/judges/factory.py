@@ -4,7 +4,6 @@ from __future__ import annotations
 from workbench.config import JudgeConfig
 from workbench.judges.base import Embedder, Judge
 
-
 EMBEDDERS = ("auto", "offline", "openai")
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
 import threading
 from collections.abc import Sequence
@@ -41,8 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from workbench.jsonl import read_json_object
 from workbench.judges.base import ScoreDeclaration
 from workbench.judges.base import fingerprint as make_fingerprint
+from workbench.judges.embedder import WORDLLAMA_DIM, WORDLLAMA_MODEL, OfflineEmbedder  # noqa: F401  (re-exported)
 from workbench.judges.offline_features import (
     FEATURE_NAMES,
     FEATURE_VERSION,
@@ -52,7 +53,6 @@ from workbench.judges.offline_features import (
     tokens,
 )
 from workbench.judges.refusal import RefusalDetector
-from workbench.jsonl import read_json_object
 from workbench.text import split_sentences, strip_citations
 from workbench.types import ClaimVerdict, ContextVerdict, JudgeUsage, Passage
 
@@ -63,8 +63,6 @@ QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "wh
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "offline_model.json"
 #: Offline answer relevance measured against people (written by scripts/measure_offline_relevance.py).
 DEFAULT_RELEVANCE_BASELINE_PATH = Path(__file__).resolve().parent / "offline_relevance_baseline.json"
-WORDLLAMA_MODEL = "wordllama-l2_supercat-256"
-WORDLLAMA_DIM = 256
 
 __all__ = ["DEFAULT_MODEL_PATH", "OfflineEmbedder", "OfflineJudge", "LogisticModel", "load_model"]
 
@@ -105,50 +103,6 @@ def load_model(path: str | Path | None = None) -> LogisticModel:
 # --------------------------------------------------------------------------------------------
 # Embedder
 # --------------------------------------------------------------------------------------------
-
-_WORDLLAMA: Any = None
-_WORDLLAMA_LOCK = threading.Lock()
-
-
-def _wordllama() -> Any:
-    """The bundled wordllama model, loaded once per process (thread-safe), never from the network."""
-    global _WORDLLAMA
-    if _WORDLLAMA is None:
-        with _WORDLLAMA_LOCK:
-            if _WORDLLAMA is None:
-                # wordllama calls logging.basicConfig(level=INFO) on import, which would make every
-                # library (httpx's per-request lines included) log at INFO: put the root logger back.
-                root = logging.getLogger()
-                level, handlers = root.level, list(root.handlers)
-                import wordllama
-                from wordllama import WordLlama
-
-                root.setLevel(level)
-                root.handlers[:] = handlers
-                _WORDLLAMA = WordLlama.load(dim=WORDLLAMA_DIM, cache_dir=Path(wordllama.__file__).parent,
-                                            disable_download=True)
-    return _WORDLLAMA
-
-
-class OfflineEmbedder:
-    """Bundled static word embeddings (``wordllama`` l2_supercat, 256 dims); deterministic, no network.
-
-    ``embed(texts)`` returns a float array of shape ``(len(texts), 256)`` (not normalised); an
-    empty list gives shape ``(0, 256)``.
-    """
-
-    def __init__(self) -> None:
-        self.fingerprint = make_fingerprint({"backend": "offline", "model": WORDLLAMA_MODEL, "dim": WORDLLAMA_DIM})
-
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_sync(texts)
-
-    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
-        """Synchronous :meth:`embed` (the model is local and fast)."""
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, WORDLLAMA_DIM), dtype=float)
-        return np.asarray(_wordllama().embed(texts), dtype=float).reshape(len(texts), WORDLLAMA_DIM)
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,7 +253,7 @@ def offline_score_declarations(model_path: Path = DEFAULT_MODEL_PATH, refusal_mo
     score's ``evidence`` empty and says so in its note; the kinds do not change."""
     from workbench.judges.refusal import DEFAULT_REFUSAL_MODEL_PATH
 
-    def read(path: Path) -> dict[str, Any]:
+    def read(path: str | Path) -> dict[str, Any]:
         try:
             return json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from workbench.jsonl import read_json_object
+from workbench.judges.embedder import OfflineEmbedder, load_wordllama
 from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
@@ -440,11 +441,9 @@ def _bundled_token_embed(embed: Callable[[list[str]], np.ndarray]) -> Callable[[
     a function giving the same vectors (wordllama's mean of the token rows, no special tokens)
     without its batch padding and masking, which cost more than the lookup for 1 to 3 sentences.
     ``None`` for any other embedder (it is then called as given)."""
-    from workbench.judges import offline
-
-    if getattr(embed, "__func__", None) is not offline.OfflineEmbedder.embed_sync:
+    if getattr(embed, "__func__", None) is not OfflineEmbedder.embed_sync:
         return None
-    model = offline._wordllama()
+    model = load_wordllama()
     table, tokenizer = model.embedding, model.tokenizer
     last = table.shape[0] - 1
 

@@ -32,11 +32,11 @@ class ScriptedJudge:
         self.history: list[tuple[str, tuple]] = []
         self._calls = 0
 
-    def enqueue(self, method: str, *replies: Any) -> "ScriptedJudge":
+    def enqueue(self, method: str, *replies: Any) -> ScriptedJudge:
         self._queues[method].extend(replies)
         return self
 
-    def set_default(self, method: str, reply: Any) -> "ScriptedJudge":
+    def set_default(self, method: str, reply: Any) -> ScriptedJudge:
         self._defaults[method] = reply
         return self
 

@@ -9,29 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from workbench.judges.base import Judge
 from workbench.metrics.faithfulness import verify_claim
 from workbench.text import DEFAULT_CITATION_PATTERN, parse_citations, split_sentences, strip_citations
-from workbench.types import EvalItem, Passage
-
-
-@dataclass(frozen=True)
-class CitationCheck:
-    """One citation: ``in_corpus`` is ``None`` when no corpus was given and the id was not
-    retrieved (existence unknown); ``supports`` is ``None`` when the cited text is unavailable
-    or the judge call failed (``error`` says which)."""
-
-    id: str
-    sentence: str
-    in_corpus: bool | None
-    retrieved: bool
-    supports: bool | None
-    error: str | None = None
-
-    def to_record(self) -> dict:
-        return {"id": self.id, "in_corpus": self.in_corpus, "retrieved": self.retrieved, "supports": self.supports}
+from workbench.types import CitationCheck, EvalItem, Passage
 
 
 def cited_sentences(answer: str, *, pattern: str = DEFAULT_CITATION_PATTERN) -> list[tuple[str, list[str]]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from workbench.judges.base import JudgeError
 from workbench.metrics.faithfulness import verify_claim
-from workbench.types import ClaimVerdict, ContextVerdict, Passage
+from workbench.types import ClaimVerdict, ContextVerdict, Passage, passage_judgment_record
 
 
 def rank_weighted_precision(relevant: Sequence[bool]) -> float | None:
@@ -44,7 +44,7 @@ class ContextPrecisionResult:
 
     def to_record(self) -> dict:
         return {"score": self.score, "id_based": self.id_based,
-                "passages": [{"id": v.passage_id, "relevant": v.relevant, "score": v.score} for v in self.verdicts]}
+                "passages": [passage_judgment_record(v) for v in self.verdicts]}
 
 
 async def context_precision(question: str, passages: Sequence[Passage], judge, *,

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from workbench.metrics.context import statements_supported
-from workbench.types import Passage
+from workbench.types import CorrectnessResult, Passage
 
 
 def precision_recall_f1(tp: int, fp: int, covered: int, n_reference: int) -> tuple[float | None, float | None, float | None]:
@@ -23,23 +22,6 @@ def precision_recall_f1(tp: int, fp: int, covered: int, n_reference: int) -> tup
         return precision, recall, None
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return precision, recall, f1
-
-
-@dataclass(frozen=True)
-class CorrectnessResult:
-    """Claim-level correctness against the reference; ``similarity`` is an optional cosine."""
-
-    precision: float | None
-    recall: float | None
-    f1: float | None
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-    similarity: float | None = None
-
-    def to_record(self) -> dict:
-        return {"precision": self.precision, "recall": self.recall, "f1": self.f1, "tp": self.tp, "fp": self.fp,
-                "fn": self.fn, "similarity": self.similarity}
 
 
 async def answer_correctness(answer: str, answer_claims: Sequence[str], reference: str | None, judge, *,

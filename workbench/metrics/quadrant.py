@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from workbench.types import QUADRANTS, Thresholds
+from workbench.types import QUADRANT_CELLS, QUADRANTS, Thresholds
 
 
 def quadrant(faithfulness: float | None, relevance: float | None, *, abstained: bool,
@@ -40,7 +40,7 @@ def quadrant_counts(cells: Iterable[str]) -> dict[str, int]:
 
 
 #: The four cells of the faithfulness x relevance plot that get a share interval.
-SHARE_CELLS: tuple[str, ...] = ("pass", "faithful_irrelevant", "relevant_unfaithful", "fail")
+SHARE_CELLS: tuple[str, ...] = tuple(cell.name for cell in QUADRANT_CELLS if cell.share)
 
 
 def quadrant_share_ci(cells, *, rng, n_boot: int = 1000, level: float = 0.95) -> dict[str, list[float | None]]:

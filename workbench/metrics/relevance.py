@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from workbench.judges.base import Embedder, Judge, cosine_similarities
+from workbench.judges.base import Embedder, Judge, NotesReverseQuestions, cosine_similarities
 from workbench.types import RelevanceResult
 
 
@@ -41,5 +41,5 @@ async def answer_relevance(question: str, answer: str, judge: Judge, embedder: E
     if not questions:
         return RelevanceResult(None, (), "the judge wrote no questions")
     vectors = await embedder.embed([question, *questions])
-    note = getattr(judge, "reverse_question_note", "")
+    note = judge.reverse_question_note if isinstance(judge, NotesReverseQuestions) else ""
     return relevance_from_embeddings(vectors[0], vectors[1:], questions, note=note)

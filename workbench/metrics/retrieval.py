@@ -2,20 +2,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 
-
-@dataclass(frozen=True)
-class RetrievalResult:
-    """Recall@k, precision@k and MRR of one ranked retrieval list against its gold ids."""
-
-    k: int
-    recall_at_k: float
-    precision_at_k: float
-    mrr: float
-
-    def to_record(self) -> dict:
-        return asdict(self)
+from workbench.types import RetrievalResult
 
 
 def retrieval_scores(retrieved_ids: Sequence[str], gold_ids: Sequence[str] | None, *, k: int = 5) -> RetrievalResult | None:

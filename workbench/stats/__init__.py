@@ -48,7 +48,7 @@ _WHERE = {
     "rogan_gladen_unclipped": "workbench.stats.correction",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = sorted(_WHERE)  # pyright: ignore[reportUnsupportedDunderAll]  # the lazy names, listed once
 
 
 def __getattr__(name: str) -> Any:

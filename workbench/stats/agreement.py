@@ -314,7 +314,7 @@ def _alpha_from_counts(vc: np.ndarray, domain: np.ndarray, level: str) -> float 
         return None
     if int((pairable.sum(axis=0) > 0).sum()) < 2:  # every pairable value is one category
         return None
-    value = krippendorff.alpha(value_counts=pairable, value_domain=domain, level_of_measurement=level)
+    value = krippendorff.alpha(value_counts=pairable, value_domain=domain, level_of_measurement=level)  # pyright: ignore[reportArgumentType]  # LEVELS checked by the callers
     return float(value) if math.isfinite(value) else None
 
 

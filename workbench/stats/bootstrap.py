@@ -143,14 +143,14 @@ def bootstrap_ci(
     if n < 2 or resampler.n_clusters < 2:
         return empty
     theta = statistic(*data)
-    if not _valid(theta):
+    if theta is None or not _valid(theta):
         return empty
 
     values: list[float] = []
     for _ in range(n_boot):
         idx = resampler.draw(rng)
         value = statistic(*(a[idx] for a in data))
-        if _valid(value):
+        if value is not None and _valid(value):
             values.append(float(value))
     return interval_from_samples(values, n_boot=n_boot, level=level, method=method, estimate=float(theta))
 

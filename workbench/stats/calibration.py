@@ -199,7 +199,7 @@ def sweep_frame(sweep: Sequence[SweepPoint]) -> pd.DataFrame:
     cols = list(SweepPoint.__dataclass_fields__)
     frame = pd.DataFrame([asdict(p) for p in sweep], columns=cols)
     for col in ("kappa", "accuracy", "precision", "recall", "specificity", "f1", "youden_j"):
-        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+        frame[col] = pd.Series(pd.to_numeric(frame[col], errors="coerce"), index=frame.index).astype(float)
     return frame
 
 
@@ -270,7 +270,7 @@ def calibrate_threshold(
     """
     s = _scores_array(scores, "calibrate_threshold")
     y = _bools_array(human_positive, len(s), "calibrate_threshold", "human_positive")
-    sweep = threshold_sweep(s, y, thresholds=thresholds)
+    sweep = threshold_sweep(s.tolist(), y.tolist(), thresholds=thresholds)
     chosen = choose_threshold(sweep, criterion=criterion)
     out: dict[str, Any] = {
         "threshold": None, "criterion": criterion, "value": None, "kappa": None, "kappa_ci": [None, None],
@@ -357,7 +357,7 @@ def reliability_curve(scores: Sequence[float], outcomes: Sequence[bool], *, n_bi
                 "n": int(mask.sum()),
             }
             if rng is not None:
-                bin_clusters = None if clusters is None else [clusters[i] for i in np.flatnonzero(mask)]
+                bin_clusters = None if clusters is None else [clusters[int(i)] for i in np.flatnonzero(mask)]
                 iv = bootstrap_ci(lambda v: float(v.mean()), y[mask].astype(float), rng=rng, n_boot=n_boot,
                                   level=level, clusters=bin_clusters)
                 row.update(observed_low=iv.low, observed_high=iv.high)

@@ -1,7 +1,14 @@
 """The label store: SQLite via ``sqlite_utils``, opened once per action with ``open_db``.
 
-Tables: ``items``, ``units``, ``labels`` (append-only log), ``judgments``, ``runs``; schema in
-``workbench.store.migrations``. Every function takes the ``db`` to use; SQL is parameterised.
+Tables: ``items``, ``units``, ``labels`` (append-only log), ``judgments``, ``runs``, ``leases``;
+schema in ``workbench.store.migrations``. Every function takes the ``db`` to use. Tables, indexes,
+inserts, upserts, updates and simple reads go through sqlite-utils' table API; raw, parameterised
+SQL is left for joins, aggregates, correlated "latest row" queries, triggers, partial indexes and
+``BEGIN IMMEDIATE``, each marked where it is used.
+
+The store imports only the standard library, sqlite-utils, ``workbench.types`` and
+``workbench.config``; orderings that need statistics (``helps_most``) are passed in by the caller
+(``priority=workbench.stats.active.priority_order``).
 
 Example::
 
@@ -38,6 +45,7 @@ from workbench.store.judgments import add_judgments, judge_fingerprints, list_ju
 from workbench.store.labels import (
     LEASE_SECONDS,
     ORDERS,
+    PriorityOrder,
     active_leases,
     annotator_progress,
     append_labels,
@@ -53,8 +61,8 @@ from workbench.store.labels import (
     unit_quotes,
     validate_labels,
 )
-from workbench.store.versions import TASK_FIELDS, item_text_key, text_hash, unit_text_hash
 from workbench.store.migrations import LATEST, MIGRATIONS, applied_migrations, migrate
+from workbench.store.versions import TASK_FIELDS, item_text_key, text_hash, unit_text_hash
 
 __all__ = [
     "LATEST",
@@ -75,6 +83,7 @@ __all__ = [
     "unit_text_hash",
     "MIGRATIONS",
     "ORDERS",
+    "PriorityOrder",
     "LabelError",
     "StoreError",
     "StoreNotFoundError",

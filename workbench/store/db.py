@@ -2,48 +2,40 @@
 
 Open one connection per action (a CLI command, a Streamlit button press) with ``open_db`` and
 pass it to the store functions; never share one connection across threads. Writes run inside
-``write_tx`` (``BEGIN IMMEDIATE``), so two writers queue on the busy timeout instead of failing
-with "database is locked" when a read transaction would have to be upgraded.
+``write_tx`` (``BEGIN IMMEDIATE``, in ``workbench.store.base``), so two writers queue on the busy
+timeout instead of failing with "database is locked" when a read transaction would have to be
+upgraded. Opening a store whose schema is current, and every read, take no write lock.
 """
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+from workbench.config import default_db_path
+from workbench.store.base import LabelError, StoreError, StoreNotFoundError, now_iso, write_tx
+from workbench.store.migrations import migrate
+
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "LabelError",
+    "StoreError",
+    "StoreNotFoundError",
+    "now_iso",
+    "open_db",
+    "require_store",
+    "resolve_db_path",
+    "write_tx",
+]
 
 BUSY_TIMEOUT_MS = 10_000
 
 
-class StoreError(ValueError):
-    """A request the store refuses (bad input, a database newer than this code).
-
-    ``problems`` lists ``(row_index, message)`` pairs, 0-based in the input given, when the error
-    is about several input rows; it is empty for a single-cause error.
-    """
-
-    def __init__(self, message: str, problems: list[tuple[int, str]] | None = None) -> None:
-        super().__init__(message)
-        self.problems: list[tuple[int, str]] = list(problems or [])
-
-
-class LabelError(StoreError):
-    """One or more labels failed validation; nothing was written. ``problems`` lists every bad row."""
-
-
-class StoreNotFoundError(StoreError):
-    """A command that reads a store was given a path with no store at it."""
-
-
 def resolve_db_path(path: str | Path | None = None) -> Path:
     """The store file ``path`` names (``None``: ``WORKBENCH_DB`` or ``labels/workbench.db``)."""
-    if path is None:
-        from workbench.config import default_db_path
-
-        path = default_db_path()
-    return Path(path).expanduser()
+    return Path(default_db_path() if path is None else path).expanduser()
 
 
 def require_store(path: str | Path | None = None) -> Path:
@@ -61,11 +53,6 @@ def require_store(path: str | Path | None = None) -> Path:
     return resolved
 
 
-def now_iso() -> str:
-    """The current UTC time as ISO 8601 with microseconds, e.g. ``2025-01-31T09:15:02.123456+00:00``."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
 def open_db(path: str | Path | None = None, *, create: bool = True) -> sqlite_utils.Database:
     """Open (creating if needed) the label store at ``path`` and bring its schema up to date.
 
@@ -77,41 +64,22 @@ def open_db(path: str | Path | None = None, *, create: bool = True) -> sqlite_ut
 
     Returns:
         A ``sqlite_utils.Database`` in WAL mode with ``busy_timeout`` 10 s and foreign keys on,
-        with every migration in ``workbench.store.migrations`` applied (idempotent on re-open).
+        with every migration in ``workbench.store.migrations`` applied. A store already at the
+        latest schema costs one read and takes no write lock; an older one is migrated under one
+        write lock.
     """
-    from workbench.store.migrations import migrate
-
     path = require_store(path) if not create else resolve_db_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    import sqlite_utils  # here, not at the top: it imports pandas, which commands that open no store skip
+
     db = sqlite_utils.Database(path, execute_plugins=False)
-    # Pragmas must run outside a transaction; the timeout comes first so that switching a fresh
-    # file to WAL waits for a concurrent opener instead of failing.
+    # Connection settings are pragmas, which sqlite-utils has no API for (``enable_wal`` sets only
+    # the journal mode). They must run outside a transaction; the timeout comes first so that
+    # switching a fresh file to WAL waits for a concurrent opener instead of failing.
     db.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_MS)}")
     db.conn.execute("PRAGMA foreign_keys = ON")
     # WAL + NORMAL: commits survive an app crash; only a power loss can drop the last commits.
     db.conn.execute("PRAGMA synchronous = NORMAL")
-    mode = db.conn.execute("PRAGMA journal_mode").fetchone()[0]
-    if str(mode).lower() != "wal":
-        db.conn.execute("PRAGMA journal_mode = WAL")
+    db.enable_wal()  # reads the mode first; switches (once per file) only when it is not WAL
     migrate(db)
     return db
-
-
-@contextlib.contextmanager
-def write_tx(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
-    """Run the block as one ``BEGIN IMMEDIATE`` transaction: all of it is committed or none.
-
-    Nested use (already inside a transaction) joins the outer transaction.
-    """
-    if db.conn.in_transaction:
-        yield db
-        return
-    db.conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        if db.conn.in_transaction:
-            db.conn.execute("ROLLBACK")
-        raise
-    else:
-        db.conn.execute("COMMIT")

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import sqlite_utils
-
-from workbench.store.db import StoreError, now_iso, write_tx
+from workbench.store.base import StoreError, now_iso, write_tx
 from workbench.store.versions import item_text_key, mark_stale_units, unit_text_hash, version_id
 from workbench.types import TASK_VALUES, EvalItem, Passage, Unit
+
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
 
 _UNIT_ORDER = "ORDER BY i.seq, u.claim_index, u.rowid"
 _QUEUE_ORDER = "ORDER BY u.item_seq, u.claim_index, u.rowid"  # the same order, from the units index
@@ -66,45 +68,50 @@ def store_items(db: sqlite_utils.Database, items: Iterable[EvalItem]) -> dict:
     """
     counts = {"items": 0, "new": 0, "changed": 0, "unchanged": 0, "stale_units": []}
     with write_tx(db):
+        table = db.table("items")
+        rows: dict[str, dict] = {}  # id -> the row to upsert; a repeated id updates its first row
+        next_seq = _max_seq(db) + 1
         for item in items:
-            row = _item_row(item)
             now = now_iso()
-            old = list(db.query("SELECT * FROM items WHERE id = ?", [item.id]))
+            old = rows.get(item.id) or next(iter(table.rows_where("id = ?", [item.id])), None)
             counts["items"] += 1
-            if not old:
+            if old is None:
                 counts["new"] += 1
-            elif item_text_key(_item_from_row(old[0])) == item_text_key(item):
+                rows[item.id] = {**_item_row(item), "seq": next_seq, "created_at": now, "updated_at": now}
+                next_seq += 1
+                continue
+            if item_text_key(_item_from_row(old)) == item_text_key(item):
                 counts["unchanged"] += 1
             else:
                 counts["changed"] += 1
-            db.execute(
-                """INSERT INTO items (id, seq, question, answer, contexts, reference, gold_context_ids,
-                                      answerable, line, created_at, updated_at)
-                   VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM items), :question, :answer, :contexts,
-                           :reference, :gold_context_ids, :answerable, :line, :now, :now)
-                   ON CONFLICT(id) DO UPDATE SET
-                       question = excluded.question, answer = excluded.answer, contexts = excluded.contexts,
-                       reference = excluded.reference, gold_context_ids = excluded.gold_context_ids,
-                       answerable = excluded.answerable, line = excluded.line, updated_at = excluded.updated_at""",
-                {**row, "now": now},
-            )
-            if old:
-                counts["stale_units"] += mark_stale_units(db, item, now=now)
+            # an update keeps the item's position and creation time
+            rows[item.id] = {**_item_row(item), "seq": old["seq"], "created_at": old["created_at"], "updated_at": now}
+            counts["stale_units"] += mark_stale_units(db, item, now=now)
+        table.upsert_all(rows.values(), pk="id")
     return counts
+
+
+def _max_seq(db: sqlite_utils.Database) -> int:
+    """The highest ``seq`` in ``items`` (0 when empty): one read of the ``items_seq`` index.
+
+    Raw SQL: sqlite-utils has no aggregate API.
+    """
+    return db.execute("SELECT COALESCE(MAX(seq), 0) FROM items").fetchone()[0]
 
 
 def get_item(db: sqlite_utils.Database, item_id: str) -> EvalItem | None:
     """The item with this id, or ``None``."""
-    rows = list(db.query("SELECT * FROM items WHERE id = ?", [item_id]))
-    return _item_from_row(rows[0]) if rows else None
+    row = next(iter(db["items"].rows_where("id = ?", [item_id])), None)
+    return None if row is None else _item_from_row(row)
 
 
 def list_items(db: sqlite_utils.Database) -> list[EvalItem]:
     """Every item, in insertion order."""
-    return [_item_from_row(row) for row in db.query("SELECT * FROM items ORDER BY seq")]
+    return [_item_from_row(row) for row in db["items"].rows_where(order_by="seq")]
 
 
-_UNIT_COLUMNS = "u.unit_id, u.task, u.item_id, u.claim_index, u.text, u.text_hash"
+_UNIT_FIELDS = "unit_id, task, item_id, claim_index, text, text_hash"
+_UNIT_COLUMNS = "u.unit_id, u.task, u.item_id, u.claim_index, u.text, u.text_hash"  # for joins
 
 
 def _unit_from_row(row: dict) -> Unit:
@@ -141,6 +148,7 @@ def store_units(db: sqlite_utils.Database, units: Iterable[Unit], *, source: str
     counts = {"new": 0, "changed": 0, "unchanged": 0, "revived": 0, "stale_units": []}
     with write_tx(db):
         items: dict[str, EvalItem | None] = {}
+        seqs: dict[str, int] = {}
         for index, unit in enumerate(units):
             if unit.task not in TASK_VALUES:
                 problems.append((index, f"task: expected one of {sorted(TASK_VALUES)}, got {unit.task!r}"))
@@ -148,7 +156,10 @@ def store_units(db: sqlite_utils.Database, units: Iterable[Unit], *, source: str
             if unit.unit_id != expected:
                 problems.append((index, f"unit_id: expected {expected!r}, got {unit.unit_id!r}"))
             if unit.item_id not in items:
-                items[unit.item_id] = get_item(db, unit.item_id)
+                row = next(iter(db["items"].rows_where("id = ?", [unit.item_id])), None)
+                items[unit.item_id] = None if row is None else _item_from_row(row)
+                if row is not None:
+                    seqs[unit.item_id] = row["seq"]
             if items[unit.item_id] is None:
                 problems.append((index, f"item_id: no item {unit.item_id!r} in the store"))
         if problems:
@@ -156,56 +167,73 @@ def store_units(db: sqlite_utils.Database, units: Iterable[Unit], *, source: str
                 "invalid units, nothing written:\n" + "\n".join(f"  unit {i + 1}: {m}" for i, m in problems), problems
             )
         now = now_iso()
+        table = db.table("units")
+        new_rows: list[dict] = []  # rows made by this call, inserted in one batch at the end
+        pending: dict[tuple, list[dict]] = {}  # the same rows by slot
         for unit in units:
-            digest = unit_text_hash(unit.task, items[unit.item_id], unit.text)
-            versions = list(db.query(
-                "SELECT unit_id, text_hash, stale_at FROM units WHERE task = ? AND item_id = ? "
-                "AND COALESCE(claim_index, -1) = COALESCE(?, -1)",
-                [unit.task, unit.item_id, unit.claim_index]))
+            item = items[unit.item_id]
+            assert item is not None  # units of unknown items were refused above
+            digest = unit_text_hash(unit.task, item, unit.text)
+            slot = (unit.task, unit.item_id, unit.claim_index)
+            stored = list(table.rows_where(
+                "task = ? AND item_id = ? AND COALESCE(claim_index, -1) = COALESCE(?, -1)",
+                [unit.task, unit.item_id, unit.claim_index], select="unit_id, text_hash, stale_at"))
+            made = pending.setdefault(slot, [])
+            versions = stored + made
             live = [v for v in versions if v["stale_at"] is None]
             same = [v for v in versions if v["text_hash"] == digest]
             if same and same[0]["stale_at"] is None:
                 counts["unchanged"] += 1
                 continue
             for v in live:
-                db.execute("UPDATE units SET stale_at = ? WHERE unit_id = ?", [now, v["unit_id"]])
-                db.execute("DELETE FROM leases WHERE unit_id = ?", [v["unit_id"]])
+                _set_stale(db, v, now, stored=not any(v is row for row in made))
                 counts["stale_units"].append(v["unit_id"])
             if live:
                 counts["changed"] += 1
             if same:
-                db.execute("UPDATE units SET stale_at = NULL WHERE unit_id = ?", [same[0]["unit_id"]])
+                _set_stale(db, same[0], None, stored=not any(same[0] is row for row in made))
                 counts["revived"] += 1
                 continue
             taken = {v["unit_id"] for v in versions}
-            unit_id = unit.unit_id if unit.unit_id not in taken else version_id(unit.unit_id, digest)
-            db.execute(
-                """INSERT INTO units (unit_id, task, item_id, claim_index, text, source, created_at, text_hash, item_seq)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT seq FROM items WHERE id = ?))""",
-                [unit_id, unit.task, unit.item_id, unit.claim_index, unit.text, source, now, digest, unit.item_id],
-            )
+            new_rows.append({"unit_id": unit.unit_id if unit.unit_id not in taken else version_id(unit.unit_id, digest),
+                             "task": unit.task, "item_id": unit.item_id, "claim_index": unit.claim_index,
+                             "text": unit.text, "source": source, "created_at": now, "text_hash": digest,
+                             "item_seq": seqs[unit.item_id], "stale_at": None})
+            made.append(new_rows[-1])
             counts["new"] += 1
+        table.insert_all(new_rows)
     return counts
+
+
+def _set_stale(db: sqlite_utils.Database, version: dict, stale_at: str | None, *, stored: bool) -> None:
+    """Set ``stale_at`` on one version of a slot: a stored row, or a row this call has yet to insert.
+
+    A version made stale loses its leases: a stale unit is never handed out again.
+    """
+    version["stale_at"] = stale_at
+    if stored:
+        db.table("units").update(version["unit_id"], {"stale_at": stale_at})
+        if stale_at is not None:
+            db.table("leases").delete_where("unit_id = ?", [version["unit_id"]])
 
 
 def get_unit(db: sqlite_utils.Database, unit_id: str) -> Unit | None:
     """The unit with this id (live or stale), or ``None``."""
-    rows = list(db.query(f"SELECT {_UNIT_COLUMNS} FROM units u WHERE unit_id = ?", [unit_id]))
-    return _unit_from_row(rows[0]) if rows else None
+    row = next(iter(db["units"].rows_where("unit_id = ?", [unit_id], select=_UNIT_FIELDS)), None)
+    return None if row is None else _unit_from_row(row)
 
 
 def is_stale(db: sqlite_utils.Database, unit_id: str) -> bool:
     """Whether the unit exists and is a stale version (its item's text has changed since)."""
-    rows = list(db.query("SELECT stale_at FROM units WHERE unit_id = ?", [unit_id]))
-    return bool(rows) and rows[0]["stale_at"] is not None
+    row = next(iter(db["units"].rows_where("unit_id = ?", [unit_id], select="stale_at")), None)
+    return row is not None and row["stale_at"] is not None
 
 
 def slot_versions(db: sqlite_utils.Database, task: str, item_id: str, claim_index: int | None) -> list[dict]:
     """Every version of one slot, oldest first: ``{"unit_id", "text", "text_hash", "stale"}``."""
-    rows = db.query(
-        "SELECT unit_id, text, text_hash, stale_at FROM units WHERE task = ? AND item_id = ? "
-        "AND COALESCE(claim_index, -1) = COALESCE(?, -1) ORDER BY rowid",
-        [task, item_id, claim_index])
+    rows = db["units"].rows_where("task = ? AND item_id = ? AND COALESCE(claim_index, -1) = COALESCE(?, -1)",
+                                  [task, item_id, claim_index], select="unit_id, text, text_hash, stale_at",
+                                  order_by="rowid")
     return [{"unit_id": r["unit_id"], "text": r["text"], "text_hash": r["text_hash"], "stale": r["stale_at"] is not None}
             for r in rows]
 
@@ -217,6 +245,7 @@ def list_units(db: sqlite_utils.Database, *, task: str | None = None, item_id: s
     Order is stable: item insertion order, then ``claim_index`` (answer-level units, whose index
     is ``None``, first), then unit insertion order.
     """
+    # raw SQL: the order comes from the joined items table, and sqlite-utils has no join API
     sql = f"SELECT {_UNIT_COLUMNS} FROM units u JOIN items i ON i.id = u.item_id WHERE 1 = 1"
     params: list = []
     if not include_stale:
@@ -232,11 +261,12 @@ def list_units(db: sqlite_utils.Database, *, task: str | None = None, item_id: s
 
 def live_tasks(db: sqlite_utils.Database) -> list[str]:
     """Tasks that have at least one live unit (one indexed lookup per task)."""
+    units = db.table("units")
     return [task for task in TASK_VALUES
-            if db.execute("SELECT 1 FROM units WHERE task = ? AND stale_at IS NULL LIMIT 1", [task]).fetchone()]
+            if next(iter(units.rows_where("task = ? AND stale_at IS NULL", [task], select="1", limit=1)), None)]
 
 
 def items_with_claim_units(db: sqlite_utils.Database) -> set[str]:
     """Ids of items with at least one live ``claim_support`` unit (decomposed once per answer text)."""
-    return {row["item_id"] for row in db.query(
-        "SELECT DISTINCT item_id FROM units WHERE task = 'claim_support' AND stale_at IS NULL")}
+    return {row["item_id"] for row in db["units"].rows_where("task = ? AND stale_at IS NULL", ["claim_support"],
+                                                              select="DISTINCT item_id")}

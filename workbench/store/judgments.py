@@ -5,11 +5,13 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
-
-from workbench.store.db import StoreError, now_iso, write_tx
+from workbench.store.base import StoreError, now_iso, write_tx
 from workbench.types import TASK_VALUES, Judgment
+
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
 
 
 def _judgment_from_row(row: dict) -> Judgment:
@@ -49,37 +51,35 @@ def add_judgments(db: sqlite_utils.Database, judgments: Iterable[Judgment]) -> i
             if j.score is not None and not 0.0 <= float(j.score) <= 1.0:
                 problems.append((index, f"score: expected a number in [0, 1] or None, got {j.score!r}"))
             if j.unit_id not in known:
-                known[j.unit_id] = bool(list(db.query("SELECT 1 FROM units WHERE unit_id = ?", [j.unit_id])))
+                known[j.unit_id] = bool(db["units"].count_where("unit_id = ?", [j.unit_id]))
             if not known[j.unit_id]:
                 problems.append((index, f"unit: no unit {j.unit_id!r} in the store"))
         if problems:
             lines = "\n".join(f"  judgment {i + 1}: {m}" for i, m in problems)
             raise StoreError(f"{len(problems)} problem(s) in judgments, nothing written:\n{lines}", problems)
+        rows = []
         for j in judgments:
             created = j.created_at or now_iso()
-            db.execute(
-                """INSERT INTO judgments (unit_id, task, judge, value, score, quote, quote_found, "repeat",
-                                          error, created_at, raw)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [
-                    j.unit_id,
-                    j.task,
-                    j.judge,
-                    j.value,
-                    None if j.score is None else float(j.score),
-                    j.quote,
-                    None if j.quote_found is None else int(bool(j.quote_found)),
-                    int(j.repeat),
-                    j.error,
-                    created,
-                    json.dumps({**asdict(j), "created_at": created}, ensure_ascii=False, default=str),
-                ],
-            )
+            rows.append({
+                "unit_id": j.unit_id,
+                "task": j.task,
+                "judge": j.judge,
+                "value": j.value,
+                "score": None if j.score is None else float(j.score),
+                "quote": j.quote,
+                "quote_found": None if j.quote_found is None else int(bool(j.quote_found)),
+                "repeat": int(j.repeat),
+                "error": j.error,
+                "created_at": created,
+                "raw": json.dumps({**asdict(j), "created_at": created}, ensure_ascii=False, default=str),
+            })
+        db.table("judgments").insert_all(rows)
     return len(judgments)
 
 
 def list_judgments(db: sqlite_utils.Database, *, task: str | None = None, judge: str | None = None) -> list[Judgment]:
     """The latest judgment per (unit, judge, repeat), in the order they were stored."""
+    # raw SQL: "latest per (unit, judge, repeat)" is a correlated subquery, beyond rows_where
     sql = """
         SELECT j.* FROM judgments j
         WHERE j.id = (SELECT MAX(j2.id) FROM judgments j2
@@ -97,6 +97,7 @@ def list_judgments(db: sqlite_utils.Database, *, task: str | None = None, judge:
 
 def judge_fingerprints(db: sqlite_utils.Database) -> list[str]:
     """Every judge fingerprint with stored judgments, in order of first appearance."""
+    # raw SQL: a GROUP BY, which sqlite-utils' table API does not offer
     return [row["judge"] for row in db.query("SELECT judge FROM judgments GROUP BY judge ORDER BY MIN(id)")]
 
 
@@ -108,15 +109,13 @@ def record_run(db: sqlite_utils.Database, run_dir: str | Path, summary: dict) ->
     judge = summary.get("judge")
     fingerprint = judge.get("fingerprint") if isinstance(judge, dict) else judge
     with write_tx(db):
-        db.execute(
-            "INSERT INTO runs (path, created_at, judge, n_items, summary) VALUES (?, ?, ?, ?, ?)",
-            [str(run_dir), now_iso(), fingerprint, summary.get("n_items"), json.dumps(summary, default=str)],
-        )
+        db.table("runs").insert({"path": str(run_dir), "created_at": now_iso(), "judge": fingerprint,
+                           "n_items": summary.get("n_items"), "summary": json.dumps(summary, default=str)})
 
 
 def list_runs(db: sqlite_utils.Database) -> list[dict]:
     """Recorded runs, oldest first: ``{"id", "path", "created_at", "judge", "n_items", "summary"}``."""
-    rows = list(db.query("SELECT * FROM runs ORDER BY id"))
+    rows = list(db["runs"].rows_where(order_by="id"))
     for row in rows:
         row["summary"] = json.loads(row["summary"]) if row["summary"] else None
     return rows

@@ -21,15 +21,30 @@ import time
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
-import sqlite_utils
-
-from workbench.store.db import LabelError, now_iso, write_tx
-from workbench.store.items import list_units
+from workbench.store.base import LabelError, now_iso, write_tx
+from workbench.store.items import _QUEUE_ORDER, _UNIT_COLUMNS, _unit_from_row, list_units
 from workbench.store.judgments import list_judgments
 from workbench.types import TASK_VALUES, Judgment, Label, Unit
 
+if TYPE_CHECKING:
+    import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
+
 ORDERS = ("sequential", "near_threshold", "helps_most", "random")
+
+
+class PriorityOrder(Protocol):
+    """The ``helps_most`` order, supplied by the caller (``workbench.stats.active.priority_order``).
+
+    Given the first judge's score per unit (``None`` = not judged), the threshold and optionally
+    a second judge's scores on the same units, returns a permutation of ``range(len(scores))``.
+    The store holds no ordering rule of its own, so it need not import the statistics.
+    """
+
+    def __call__(self, scores: Sequence[float | None], *, threshold: float,
+                 second_scores: Sequence[float | None] | None = None) -> list[int]: ...
+
 
 _CURRENT_SQL = """
     SELECT l.* FROM labels l
@@ -66,7 +81,7 @@ def validate_labels(db: sqlite_utils.Database, labels: Sequence[Label], *,
         if not isinstance(label.annotator, str) or not label.annotator.strip():
             problems.append((index, f"annotator: expected a non-empty name, got {label.annotator!r}"))
         if label.unit_id not in unit_tasks:
-            rows = list(db.query("SELECT task, stale_at FROM units WHERE unit_id = ?", [label.unit_id]))
+            rows = list(db["units"].rows_where("unit_id = ?", [label.unit_id], select="task, stale_at"))
             unit_tasks[label.unit_id] = rows[0]["task"] if rows else None
             unit_stale[label.unit_id] = bool(rows) and rows[0]["stale_at"] is not None
         unit_task = unit_tasks[label.unit_id]
@@ -109,21 +124,21 @@ def append_labels(
         if problems:
             lines = "\n".join(f"  row {i + 1}: {message}" for i, message in problems)
             raise LabelError(f"{len(problems)} problem(s) in labels, nothing written:\n{lines}", problems)
-        for index, label in enumerate(labels):
-            db.execute(
-                """INSERT INTO labels (unit_id, task, annotator, value, note, created_at, retracted_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                [
-                    label.unit_id,
-                    label.task,
-                    label.annotator,
-                    label.value,
-                    label.note if label.note else None,
-                    label.created_at or now_iso(),
-                    None if retracted_at is None else retracted_at[index],
-                ],
-            )
-            db.execute("DELETE FROM leases WHERE unit_id = ? AND annotator = ?", [label.unit_id, label.annotator])
+        db.table("labels").insert_all(
+            {
+                "unit_id": label.unit_id,
+                "task": label.task,
+                "annotator": label.annotator,
+                "value": label.value,
+                "note": label.note if label.note else None,
+                "created_at": label.created_at or now_iso(),
+                "retracted_at": None if retracted_at is None else retracted_at[index],
+            }
+            for index, label in enumerate(labels)
+        )
+        leases = db.table("leases")
+        for label in labels:
+            leases.delete_where("unit_id = ? AND annotator = ?", [label.unit_id, label.annotator])
     return len(labels)
 
 
@@ -133,6 +148,8 @@ def current_labels(db: sqlite_utils.Database, *, task: str | None = None,
 
     Labels on stale units (text changed since) are left out unless ``include_stale``.
     """
+    # raw SQL here and in ``label_log``: "latest non-retracted row per (unit, annotator)" is a
+    # correlated subquery, and the log export joins units; sqlite-utils has neither
     sql, params = _CURRENT_SQL + ("" if include_stale else _LIVE_UNIT), []
     if task is not None:
         sql += " AND l.task = ?"
@@ -142,7 +159,7 @@ def current_labels(db: sqlite_utils.Database, *, task: str | None = None,
 
 def label_history(db: sqlite_utils.Database, unit_id: str) -> list[Label]:
     """Every row ever appended for a unit (retracted ones included), oldest first."""
-    return [_label_from_row(row) for row in db.query("SELECT * FROM labels WHERE unit_id = ? ORDER BY id", [unit_id])]
+    return [_label_from_row(row) for row in db["labels"].rows_where("unit_id = ?", [unit_id], order_by="id")]
 
 
 def label_log(db: sqlite_utils.Database, *, current_only: bool = False, task: str | None = None,
@@ -177,36 +194,32 @@ def undo_last_label(db: sqlite_utils.Database, annotator: str) -> Label | None:
     again retracts the row before that.
     """
     with write_tx(db):
-        rows = list(
-            db.query(
-                "SELECT * FROM labels WHERE annotator = ? AND retracted_at IS NULL ORDER BY id DESC LIMIT 1",
-                [annotator],
-            )
-        )
+        rows = list(db["labels"].rows_where("annotator = ? AND retracted_at IS NULL", [annotator],
+                                            order_by="id DESC", limit=1))
         if not rows:
             return None
-        db.execute("UPDATE labels SET retracted_at = ? WHERE id = ?", [now_iso(), rows[0]["id"]])
+        db.table("labels").update(rows[0]["id"], {"retracted_at": now_iso()})
     return _label_from_row(rows[0])
 
 
-def _latest_score_rows(db: sqlite_utils.Database, task: str | None) -> Iterator[Judgment]:
-    """The latest judgment per (unit, judge, repeat) that has a score and no error."""
-    return (j for j in list_judgments(db, task=task) if j.score is not None and j.error is None)
+def _latest_score_rows(db: sqlite_utils.Database, task: str | None) -> Iterator[tuple[Judgment, float]]:
+    """The latest judgment per (unit, judge, repeat) that has a score and no error, with that score."""
+    return ((j, j.score) for j in list_judgments(db, task=task) if j.score is not None and j.error is None)
 
 
 def _latest_scores(db: sqlite_utils.Database, task: str | None) -> dict[str, float]:
     """Mean over judges and repeats of the latest non-error score per unit."""
     sums: dict[str, list[float]] = defaultdict(list)
-    for row in _latest_score_rows(db, task):
-        sums[row.unit_id].append(float(row.score))
+    for row, score in _latest_score_rows(db, task):
+        sums[row.unit_id].append(score)
     return {unit_id: sum(values) / len(values) for unit_id, values in sums.items()}
 
 
 def _latest_scores_by_judge(db: sqlite_utils.Database, task: str | None) -> dict[str, dict[str, float]]:
     """``{judge: {unit_id: mean over repeats of the latest non-error score}}``."""
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for row in _latest_score_rows(db, task):
-        values[row.judge][row.unit_id].append(float(row.score))
+    for row, score in _latest_score_rows(db, task):
+        values[row.judge][row.unit_id].append(score)
     return {judge: {u: sum(v) / len(v) for u, v in units.items()} for judge, units in values.items()}
 
 
@@ -217,19 +230,23 @@ def ordered_units(
     order: str = "sequential",
     threshold: float = 0.5,
     rng_seed: int = 0,
+    priority: PriorityOrder | None = None,
 ) -> list[Unit]:
     """Units (of ``task``, if given) in the order ``next_unit_for`` offers them.
 
     ``order``: ``sequential`` (``list_units`` order); ``near_threshold`` (smallest
     ``|score - threshold|`` first, where score is the mean of the latest judgments per judge and
     repeat, errors left out; units without a judgment come last, in sequential order; ties keep
-    sequential order); ``helps_most`` (``workbench.stats.active.priority_order`` with the two
-    judges that scored the most units: where they disagree about ``threshold`` first, then
-    nearest the threshold, unjudged last); ``random`` (one fixed shuffle of all units from
-    ``rng_seed``, so the order stays the same while units get labelled).
+    sequential order); ``helps_most`` (``priority``, the caller's ``PriorityOrder``, e.g.
+    ``workbench.stats.active.priority_order``, given the scores of the two judges that scored the
+    most units: where they disagree about ``threshold`` first, then nearest the threshold,
+    unjudged last); ``random`` (one fixed shuffle of all units from ``rng_seed``, so the order
+    stays the same while units get labelled).
+
+    Raises:
+        ValueError: an unknown ``order``, or ``helps_most`` without ``priority``.
     """
-    if order not in ORDERS:
-        raise ValueError(f"order: expected one of {ORDERS}, got {order!r}")
+    _check_order(order, priority)
     units = list_units(db, task=task)
     if order == "random":
         random.Random(rng_seed).shuffle(units)
@@ -242,14 +259,20 @@ def ordered_units(
             else (1, 0.0, position[u.unit_id])
         )
     elif order == "helps_most":
-        from workbench.stats.active import priority_order
-
+        assert priority is not None  # _check_order
         by_judge = sorted(_latest_scores_by_judge(db, task).values(), key=len, reverse=True)
         first = by_judge[0] if by_judge else {}
         second = [by_judge[1].get(u.unit_id) for u in units] if len(by_judge) > 1 else None
-        units = [units[i] for i in priority_order([first.get(u.unit_id) for u in units], threshold=threshold,
-                                                  second_scores=second)]
+        units = [units[i] for i in priority([first.get(u.unit_id) for u in units], threshold=threshold,
+                                            second_scores=second)]
     return units
+
+
+def _check_order(order: str, priority: PriorityOrder | None) -> None:
+    if order not in ORDERS:
+        raise ValueError(f"order: expected one of {ORDERS}, got {order!r}")
+    if order == "helps_most" and priority is None:
+        raise ValueError("order 'helps_most' needs priority= (e.g. workbench.stats.active.priority_order)")
 
 
 LEASE_SECONDS = 600.0
@@ -269,9 +292,9 @@ _ELIGIBLE = """
 
 
 def _first_eligible(db: sqlite_utils.Database, params: dict, order: str, threshold: float,
-                    rng_seed: int) -> Unit | None:
-    from workbench.store.items import _QUEUE_ORDER, _UNIT_COLUMNS, _unit_from_row
-
+                    rng_seed: int, priority: PriorityOrder | None) -> Unit | None:
+    # raw SQL: the eligibility test is correlated subqueries over labels and leases, and the
+    # sequential queue must be read in ``units_queue`` index order with LIMIT 1 to stay fast
     if order == "sequential":  # read in index order (units_queue); stops at the first eligible unit
         task_filter = "u.task = :task AND" if params["task"] is not None else ""
         rows = list(db.query(f"SELECT {_UNIT_COLUMNS} FROM units u "
@@ -280,7 +303,8 @@ def _first_eligible(db: sqlite_utils.Database, params: dict, order: str, thresho
     eligible = {row["unit_id"] for row in db.query(f"SELECT u.unit_id FROM units u WHERE {_ELIGIBLE}", params)}
     if not eligible:
         return None
-    for unit in ordered_units(db, task=params["task"], order=order, threshold=threshold, rng_seed=rng_seed):
+    for unit in ordered_units(db, task=params["task"], order=order, threshold=threshold, rng_seed=rng_seed,
+                              priority=priority):
         if unit.unit_id in eligible:
             return unit
     return None
@@ -298,6 +322,7 @@ def next_unit_for(
     exclude: Collection[str] = (),
     lease_seconds: float | None = None,
     now: float | None = None,
+    priority: PriorityOrder | None = None,
 ) -> Unit | None:
     """The next unit this annotator should label, or ``None`` when nothing is left.
 
@@ -306,7 +331,8 @@ def next_unit_for(
     whose id is not in ``exclude`` (e.g. units skipped in this session). So work resumes where
     the annotator stopped, an undone label makes its unit available again, and ``overlap=2``
     hands each unit to two people. Candidates come in ``ordered_units`` order (``sequential``,
-    ``near_threshold`` around ``threshold``, or ``random`` from ``rng_seed``).
+    ``near_threshold`` around ``threshold``, ``helps_most`` by the caller's ``priority``, or
+    ``random`` from ``rng_seed``).
 
     With ``lease_seconds`` the call reserves the unit it returns: in one write transaction it
     drops expired leases, gives back the annotator's own unexpired lease when that unit is still
@@ -317,45 +343,44 @@ def next_unit_for(
     """
     if overlap < 1:
         raise ValueError(f"overlap: expected at least 1, got {overlap}")
-    if order not in ORDERS:
-        raise ValueError(f"order: expected one of {ORDERS}, got {order!r}")
+    _check_order(order, priority)
     now = time.time() if now is None else now
     params = {"task": task, "annotator": annotator, "overlap": int(overlap), "now": now,
               "exclude": json.dumps(sorted(set(exclude)))}
     if lease_seconds is None:
-        return _first_eligible(db, params, order, threshold, rng_seed)
+        return _first_eligible(db, params, order, threshold, rng_seed, priority)
+    # ``BEGIN IMMEDIATE`` (write_tx): the lease is read and taken under one write lock, so two
+    # annotators asking at once cannot both get the same unit
     with write_tx(db):
-        db.execute("DELETE FROM leases WHERE expires_at <= ?", [now])
-        from workbench.store.items import _UNIT_COLUMNS, _unit_from_row
-
+        leases = db.table("leases")
+        leases.delete_where("expires_at <= ?", [now])
         held = list(db.query(
             f"SELECT {_UNIT_COLUMNS} FROM leases s JOIN units u ON u.unit_id = s.unit_id "
             f"WHERE s.annotator = :annotator AND {_ELIGIBLE} ORDER BY s.expires_at DESC LIMIT 1", params))
-        unit = _unit_from_row(held[0]) if held else _first_eligible(db, params, order, threshold, rng_seed)
-        db.execute("DELETE FROM leases WHERE annotator = ? AND (? IS NULL OR task = ?) AND unit_id IS NOT ?",
-                   [annotator, task, task, None if unit is None else unit.unit_id])
+        unit = (_unit_from_row(held[0]) if held
+                else _first_eligible(db, params, order, threshold, rng_seed, priority))
+        leases.delete_where("annotator = ? AND (? IS NULL OR task = ?) AND unit_id IS NOT ?",
+                            [annotator, task, task, None if unit is None else unit.unit_id])
         if unit is not None:
-            db.execute(
-                """INSERT INTO leases (unit_id, annotator, task, expires_at) VALUES (?, ?, ?, ?)
-                   ON CONFLICT(unit_id, annotator) DO UPDATE SET expires_at = excluded.expires_at""",
-                [unit.unit_id, annotator, unit.task, now + float(lease_seconds)],
-            )
+            leases.upsert({"unit_id": unit.unit_id, "annotator": annotator, "task": unit.task,
+                           "expires_at": now + float(lease_seconds)}, pk=("unit_id", "annotator"))
     return unit
 
 
 def release_lease(db: sqlite_utils.Database, annotator: str, unit_id: str | None = None) -> int:
     """End the annotator's lease on ``unit_id`` (all their leases when ``None``); returns how many."""
+    where, args = "annotator = ? AND (? IS NULL OR unit_id = ?)", [annotator, unit_id, unit_id]
     with write_tx(db):
-        cursor = db.execute("DELETE FROM leases WHERE annotator = ? AND (? IS NULL OR unit_id = ?)",
-                            [annotator, unit_id, unit_id])
-    return cursor.rowcount
+        count = db["leases"].count_where(where, args)
+        db.table("leases").delete_where(where, args)
+    return count
 
 
 def active_leases(db: sqlite_utils.Database, *, now: float | None = None) -> list[dict]:
     """Unexpired leases: ``{"unit_id", "annotator", "task", "expires_at"}`` (epoch seconds)."""
     now = time.time() if now is None else now
-    return list(db.query("SELECT unit_id, annotator, task, expires_at FROM leases WHERE expires_at > ? "
-                         "ORDER BY expires_at", [now]))
+    return list(db["leases"].rows_where("expires_at > ?", [now], select="unit_id, annotator, task, expires_at",
+                                        order_by="expires_at"))
 
 
 def progress(db: sqlite_utils.Database, annotator: str | None = None, *, task: str | None = None) -> dict:
@@ -366,7 +391,9 @@ def progress(db: sqlite_utils.Database, annotator: str | None = None, *, task: s
     when no annotator is given); ``labelled_any`` the units with at least one current label;
     ``per_task`` maps each task with units to the same three counts; ``per_annotator`` maps every
     annotator to the number of units they currently label. Stale units and their labels are not
-    counted. Each count is one indexed aggregate query.
+    counted. Each count is one indexed aggregate query (raw SQL: sqlite-utils has no
+    aggregate or join API; the same holds for ``annotator_progress``, ``unit_quotes`` and
+    ``stale_label_count`` below).
     """
     where_task = "" if task is None else " AND u.task = :task"
     params = {"task": task, "annotator": annotator}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PROMPT_DIR = Path(__file__).parent
@@ -60,7 +60,7 @@ def _latest_version(base: str) -> str:
     return max(versions)[1]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str) -> Prompt:
     """Load a template by base name (``"verify"`` -> highest ``verify_vN.txt``) or exact ``"verify_v1"``.
 

@@ -1,0 +1,1 @@
+"""Scale-out: scoring through a provider's batch API."""

@@ -1,0 +1,1 @@
+"""The offline demo: the bundled public sets, and the whole loop run over them."""
