@@ -15,12 +15,9 @@ from typing import Any
 
 import click
 
+from workbench.cli.common import announce_judge, echo_err
 from workbench.config import JudgeConfig
 from workbench.types import EvalItem, Passage, Thresholds
-
-
-def _echo_err(message: str) -> None:
-    click.echo(message, err=True)
 
 
 def _env_number(name: str, default: float, cast: type[float] | type[int] = float) -> Any:
@@ -30,10 +27,10 @@ def _env_number(name: str, default: float, cast: type[float] | type[int] = float
     try:
         value = cast(raw)
     except ValueError:
-        _echo_err(f"error: {name}={raw!r}: expected a number")
+        echo_err(f"error: {name}={raw!r}: expected a number")
         sys.exit(2)
     if value <= 0:
-        _echo_err(f"error: {name}={raw!r}: expected a positive number")
+        echo_err(f"error: {name}={raw!r}: expected a positive number")
         sys.exit(2)
     return value
 
@@ -63,18 +60,16 @@ def score_with_batch(items: Sequence[EvalItem], config: JudgeConfig, *, evalset:
     from workbench.scoring.pipeline import ScoreOptions
 
     if config.backend != "openai":
-        _echo_err("error: --batch needs --judge openai")
+        echo_err("error: --batch needs --judge openai")
         sys.exit(2)
     if not config.use_cache:
-        _echo_err("error: --batch keeps batch results in the judge cache; drop --no-cache")
+        echo_err("error: --batch keeps batch results in the judge cache; drop --no-cache")
         sys.exit(2)
     try:
         judge, embedder = build_batch_judges(config)
     except (ValueError, RuntimeError) as exc:
-        _echo_err(f"error: {exc}")
+        echo_err(f"error: {exc}")
         sys.exit(2)
-    from workbench.cli.common import announce_judge
-
     announce_judge(judge, embedder, thresholds, via=f", via the Batch API at {judge.host}")
     out = Path(out_dir) if out_dir else default_batch_dir(evalset, judge.fingerprint)
     options = ScoreOptions(thresholds=thresholds, k=k, corpus=corpus, items_in_flight=256)
@@ -85,13 +80,13 @@ def score_with_batch(items: Sequence[EvalItem], config: JudgeConfig, *, evalset:
         stages = batch_dry_run(items, judge, embedder, options, out, bopts)
         click.echo(json.dumps(stages, indent=2) if as_json else format_dry_run(stages))
         return None
-    _echo_err(f"batch run directory: {out} (re-run the same command to resume)")
+    echo_err(f"batch run directory: {out} (re-run the same command to resume)")
     try:
-        records, summary = run_batch_scoring(items, judge, embedder, options, out, bopts, echo=_echo_err)
+        records, summary = run_batch_scoring(items, judge, embedder, options, out, bopts, echo=echo_err)
     except BatchError as exc:
-        _echo_err(f"error: {exc}")
+        echo_err(f"error: {exc}")
         sys.exit(2)
     except KeyboardInterrupt:
-        _echo_err(f"interrupted; submitted batches keep running. Re-run the same command (--out {out}) to resume.")
+        echo_err(f"interrupted; submitted batches keep running. Re-run the same command (--out {out}) to resume.")
         sys.exit(130)
     return records, summary, judge.fingerprint, out

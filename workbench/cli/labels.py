@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from workbench.cli.common import DB_HELP, echo_err
 from workbench.config import JudgeConfig
 from workbench.tasks import BY_NAME, DEFAULT_TASKS, TASK_NAMES
 
@@ -22,24 +23,9 @@ from workbench.tasks import BY_NAME, DEFAULT_TASKS, TASK_NAMES
 if TYPE_CHECKING:
     import sqlite_utils
 
-DB_HELP = "Label store (default: $WORKBENCH_DB or labels/workbench.db)."
-
-
 def _fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(message, err=True)
+    echo_err(message)
     raise SystemExit(code)
-
-
-def _store_exists(db_path: Path | None) -> bool:
-    from workbench import store
-
-    return store.resolve_db_path(db_path).is_file()
-
-
-def _resolved_db(db_path: Path | None) -> Path:
-    from workbench import store
-
-    return store.resolve_db_path(db_path)
 
 
 def _open_existing(db_path: Path | None) -> sqlite_utils.Database:
@@ -130,10 +116,11 @@ def add_command(evalset: Path, claims_file: Path | None, db_path: Path | None, b
         items = load_eval_set(evalset)
     except DatasetError as exc:
         _fail(str(exc))
-    db_existed = _store_exists(db_path)
-    with store.open_db(db_path) as db:
+    db_file = store.resolve_db_path(db_path)
+    db_existed = db_file.is_file()
+    with store.open_db(db_file) as db:
         if not db_existed:
-            click.echo(f"store: created a new label store at {_resolved_db(db_path)}")
+            click.echo(f"store: created a new label store at {db_file}")
         known_before = {item.id for item in store.list_items(db)}
         units_before = Counter(unit.task for unit in store.list_units(db))
         file_units: list[Unit] = []
