@@ -77,18 +77,18 @@ def read_claims_file(path: str | Path, item_ids: set[str]) -> list[Unit]:
                 seen[(item_id, index)] = line_no
                 units.append(Unit(Unit.make_id(CLAIM_TASK, item_id, index), CLAIM_TASK, item_id, index, text.strip()))
     if problems:
-        raise InputFileError(sorted(problems, key=_line_of))
+        raise InputFileError(sorted(problems, key=problem_line))
     return units
 
 
-def _line_of(problem: str) -> int:
+def problem_line(problem: str) -> int:
     """The line number in a ``"<file>:<line>: ..."`` problem (0 when it names none), for sorting."""
     head = problem.split(": ", 1)[0]
     number = head.rsplit(":", 1)[-1]
     return int(number) if number.isdigit() else 0
 
 
-def _detect_format(path: Path, explicit: str | None = None) -> str:
+def detect_format(path: Path, explicit: str | None = None) -> str:
     if explicit:
         return explicit
     return "jsonl" if path.suffix.lower() in (".jsonl", ".ndjson", ".json") else "csv"
@@ -111,7 +111,7 @@ def read_label_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[str]
         return [], [f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})"]
     except OSError as exc:
         return [], [f"{source}: cannot open: {exc.strerror or exc}"]
-    if _detect_format(path) == "jsonl":
+    if detect_format(path) == "jsonl":
         # split on "\n" only: str.splitlines would also break on U+0085, U+2028 ... inside strings
         return jsonl_objects(text.split("\n"), source)
     reader = csv.reader(io.StringIO(text, newline=""))

@@ -191,9 +191,9 @@ def import_command(file: Path, db_path: Path | None) -> None:
     """
     from workbench import store
     from workbench.calibration.label_files import (
-        _line_of,
         already_present,
         labels_from_rows,
+        problem_line,
         read_label_rows,
         resolve_text_versions,
     )
@@ -205,7 +205,7 @@ def import_command(file: Path, db_path: Path | None) -> None:
         labels_, text_problems, unchecked = resolve_text_versions(db, labels_, lines, dict(rows), str(file))
         problems += text_problems
         if text_problems:  # keep the rows that resolved, aligned with their lines, for the checks below
-            bad_lines = {_line_of(p) for p in text_problems}
+            bad_lines = {problem_line(p) for p in text_problems}
             kept = [(r, n) for r, n in zip(retracted, lines) if n not in bad_lines]
             retracted, lines = [r for r, _ in kept], [n for _, n in kept]
         for index, message in store.validate_labels(db, labels_, allow_stale=True):
@@ -213,11 +213,7 @@ def import_command(file: Path, db_path: Path | None) -> None:
         if not problems and not labels_:
             problems.append(f"{file}: no label rows found")
         if problems:
-            def line_of(problem: str) -> int:
-                head = problem[len(str(file)) + 1:].split(":", 1)[0]
-                return int(head) if head.isdigit() else 0
-
-            _fail("\n".join(sorted(problems, key=line_of)) + f"\n{len(problems)} problem(s); nothing imported")
+            _fail("\n".join(sorted(problems, key=problem_line)) + f"\n{len(problems)} problem(s); nothing imported")
         keep = already_present(db, labels_, retracted)
         labels_ = [label for label, k in zip(labels_, keep) if k]
         retracted = [r for r, k in zip(retracted, keep) if k]
@@ -247,9 +243,9 @@ def export_command(db_path: Path | None, out: Path | None, fmt: str | None, all_
 
     Example: workbench labels export --out labels.csv
     """
-    from workbench.calibration.label_files import EXPORT_COLUMNS, _detect_format, export_rows, format_rows
+    from workbench.calibration.label_files import EXPORT_COLUMNS, detect_format, export_rows, format_rows
 
-    fmt = _detect_format(out, fmt) if out is not None else (fmt or "csv")
+    fmt = detect_format(out, fmt) if out is not None else (fmt or "csv")
     columns = EXPORT_COLUMNS + (("retracted_at", "stale") if all_history else ())
     with _open_existing(db_path) as db:
         rows = export_rows(db, all_history=all_history)
