@@ -17,16 +17,8 @@ Example::
     unit = next_unit_for(db, "alice", task="claim_support")
     append_labels(db, [Label(unit.unit_id, unit.task, "alice", "supported")])
 """
-from workbench.store.db import (
-    LabelError,
-    StoreError,
-    StoreNotFoundError,
-    now_iso,
-    open_db,
-    require_store,
-    resolve_db_path,
-    write_tx,
-)
+from workbench.store.base import LabelError, StoreError, StoreNotFoundError, now_iso, write_tx
+from workbench.store.db import open_db, require_store, resolve_db_path
 from workbench.store.items import (
     add_items,
     add_units,

@@ -12,23 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.config import default_db_path
-from workbench.store.base import LabelError, StoreError, StoreNotFoundError, now_iso, write_tx
+from workbench.store.base import StoreNotFoundError
 from workbench.store.migrations import migrate
 
 if TYPE_CHECKING:
     import sqlite_utils  # the label store's API; imported when a store is opened (it imports pandas)
 
-__all__ = [
-    "BUSY_TIMEOUT_MS",
-    "LabelError",
-    "StoreError",
-    "StoreNotFoundError",
-    "now_iso",
-    "open_db",
-    "require_store",
-    "resolve_db_path",
-    "write_tx",
-]
+__all__ = ["BUSY_TIMEOUT_MS", "open_db", "require_store", "resolve_db_path"]
 
 BUSY_TIMEOUT_MS = 10_000
 
