@@ -33,7 +33,7 @@ from workbench.calibration.agreement import (
     calibration_report,
     disagreements,
     pick_judge,
-    test_retest,
+    retest_agreement,
 )
 from workbench.config import load_thresholds, save_thresholds
 from workbench.types import EvalItem, Judgment, Label, Passage, Unit
@@ -152,12 +152,12 @@ def test_disagreements_lists_units_for_review(db):
 
 
 def test_test_retest_between_repeats(db):
-    result = test_retest(db, task="claim_support", judge="judge@1")
+    result = retest_agreement(db, task="claim_support", judge="judge@1")
     rep0 = [NAME[v] for v in JUDGE[:8]]
     rep1 = [NAME[v] for v in "U U S S S U S U".split()]
     assert result["repeats"] == 2 and result["n"] == 8 and result["agreement"] == 0.75
     assert result["kappa"] == pytest.approx(cohen_kappa_score(rep0, rep1), abs=1e-12)
-    assert test_retest(db, task="claim_support", judge="always@2") == {
+    assert retest_agreement(db, task="claim_support", judge="always@2") == {
         "repeats": 1, "n": 0, "kappa": None, "pairwise": {}, "agreement": None}
 
 

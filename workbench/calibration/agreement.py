@@ -482,7 +482,7 @@ def disagreements(db, *, task: str, judge: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def test_retest(db, *, task: str, judge: str) -> dict[str, Any]:
+def retest_agreement(db, *, task: str, judge: str) -> dict[str, Any]:
     """How consistently one judge answers the same units when asked again (its repeats).
 
     Compares the judge's values between repeats on the units every compared repeat answered
@@ -512,9 +512,6 @@ def test_retest(db, *, task: str, judge: str) -> dict[str, Any]:
     defined = [k for k in result["pairwise"].values() if k is not None]
     result["kappa"] = float(np.mean(defined)) if defined else None
     return result
-
-
-setattr(test_retest, "__test__", False)  # noqa: B010  (pytest must not collect it when imported into a test module)
 
 
 def intra_answer_error_correlation(db, *, judge: str, annotators: Collection[str] | None = None) -> dict[str, Any]:

@@ -310,7 +310,7 @@ def run_judges(db, config: JudgeConfig | None = None, *, repeats: int = 1, verif
     Returns:
         ``{"judge", "embedder", "verify_mode", "repeats", "units", "asked", "skipped",
         "judged": {task: n}, "errors": {task: n}, "not_judged": {task: n}, "first_errors": [...],
-        "test_retest": {task: result of agreement_report.test_retest} (only when repeats > 1),
+        "test_retest": {task: result of calibration.agreement.retest_agreement} (only when repeats > 1),
         "usage": {...}, "failures": workbench.failures.unit_failure_summary(asked, errors,
         max_failed=max_failed)}`` (``failures.too_many``: more than ``max_failed`` of the units
         asked got an error; the CLI then exits 4, after every judgment is stored).
@@ -406,8 +406,8 @@ def run_judges(db, config: JudgeConfig | None = None, *, repeats: int = 1, verif
 
     summary["failures"] = unit_failure_summary(len(results), sum(errors.values()), max_failed=max_failed)
     if repeats > 1:
-        from workbench.calibration.agreement import test_retest
+        from workbench.calibration.agreement import retest_agreement
 
         present = sorted({u.task for u in units if u.task in JUDGED_TASKS})
-        summary["test_retest"] = {task: test_retest(db, task=task, judge=fingerprint) for task in present}
+        summary["test_retest"] = {task: retest_agreement(db, task=task, judge=fingerprint) for task in present}
     return summary
