@@ -19,21 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from screenshots import CHROMIUM, CHROMIUM_ARGS, app_server  # noqa: E402
+
 CAPTION_JS = """() => {
     const el = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
         .find(e => e.innerText.startsWith('claim_support · unit '));
@@ -70,18 +67,6 @@ def build_store(path: Path, *, n_items: int = 2500, claims: int = 4, prior_label
     store.append_labels(db, [Label(u.unit_id, "claim_support", "earlier", "supported") for u in units[:prior_labels]])
     db.close()
     return len(units)
-
-
-def wait_healthy(port: int, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit(f"app did not answer on port {port}")
 
 
 def label_run(url: str, annotator: str, presses: int, *, measure_cold: bool = False) -> dict:
@@ -133,30 +118,18 @@ def main() -> None:
     t0 = time.perf_counter()
     n_units = build_store(db_file)
     print(f"store: {n_units} units at {db_file} (built in {time.perf_counter() - t0:.1f} s)")
-    env = {k: v for k, v in os.environ.items() if k not in ("WORKBENCH_APP_TOKEN", "PYTHONDONTWRITEBYTECODE")}
-    env["WORKBENCH_HOME"] = str(folder)
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli.app", "--db", str(db_file), "--port", str(args.port)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        wait_healthy(args.port)
-        url = f"http://127.0.0.1:{args.port}/"
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the server and the workers run as they would for a user
+    with app_server(folder, db_file, args.port, timeout=120.0) as url:
         one = label_run(url, "solo", args.presses, measure_cold=True)
         print(f"cold Label page (first visit after start): {one['cold_ms']:.0f} ms")
         print(summary("one annotator, key to next unit", one["latencies_ms"]))
         workers = [subprocess.Popen([sys.executable, __file__, "--presses", str(args.presses), "--worker", url, name],
-                                    stdout=subprocess.PIPE, text=True, env=env) for name in ("duo-a", "duo-b")]
+                                    stdout=subprocess.PIPE, text=True) for name in ("duo-a", "duo-b")]
         both = []
         for worker in workers:
             stdout, _ = worker.communicate(timeout=1800)
             both += json.loads(stdout.strip().splitlines()[-1])["latencies_ms"]
         print(summary("two annotators at once, key to next unit", both))
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 if __name__ == "__main__":

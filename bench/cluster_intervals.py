@@ -19,37 +19,29 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from workbench.stats import agreement_with_ci, bootstrap_ci, design_effect, human_agreement, icc_oneway
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-LABELS = ["supported", "unsupported"]
+from cluster_sim import LABELS, kappa2, simulate_claims, simulate_raters  # noqa: E402
 
-
-def kappa2(h: np.ndarray, j: np.ndarray) -> float | None:
-    n = len(h)
-    po = np.count_nonzero(h == j) / n
-    ph, pj = np.count_nonzero(h) / n, np.count_nonzero(j) / n
-    pe = ph * pj + (1 - ph) * (1 - pj)
-    return None if pe >= 1 else (po - pe) / (1 - pe)
+from workbench.stats import agreement_with_ci, bootstrap_ci, design_effect, human_agreement, icc_oneway  # noqa: E402
 
 
 def coverage(args) -> None:
     rng = np.random.default_rng(args.seed)
-    s = 1.0 / args.icc - 1.0
     hit_c = hit_u = 0
     ratios = []
     started = time.perf_counter()
     for _ in range(args.reps):
-        p = rng.beta(0.2 * s, 0.8 * s, size=args.answers)
-        err = rng.random((args.answers, args.claims)) < p[:, None]
-        human = rng.random((args.answers, args.claims)) < 0.5
-        h, j = human.ravel(), (human ^ err).ravel()
-        clusters = np.repeat(np.arange(args.answers), args.claims)
+        h, j, clusters = simulate_claims(rng, answers=args.answers, claims=args.claims, icc=args.icc,
+                                         error_rate=0.2, prevalence=0.5)
         c = bootstrap_ci(kappa2, h, j, rng=rng, n_boot=args.n_boot, clusters=clusters)
         u = bootstrap_ci(kappa2, h, j, rng=rng, n_boot=args.n_boot)
         hit_c += c.low <= 0.6 <= c.high
@@ -65,19 +57,9 @@ def coverage(args) -> None:
 
 
 def multi_rater() -> None:
-    rng = np.random.default_rng(7)
     answers, m = 400, 5
-    s = 1 / 0.3 - 1
-    p = rng.beta(0.15 * s, 0.85 * s, size=answers)
-    truth = rng.random((answers, m)) < 0.5
-    raters = {}
-    for name in ("ann", "bob", "cy"):
-        flip = rng.random((answers, m)) < p[:, None]
-        raters[name] = {f"c{a}-{k}": LABELS[int(truth[a, k] ^ flip[a, k])] for a in range(answers) for k in range(m)}
+    raters, clusters, dis = simulate_raters(np.random.default_rng(7), answers=answers, claims=m)
     units = list(raters["ann"])
-    clusters = {u: u.split("-")[0] for u in units}
-    dis = [sum(raters[x][u] != raters[y][u] for x, y in (("ann", "bob"), ("ann", "cy"), ("bob", "cy"))) / 3
-           for u in units]
     icc = icc_oneway(dis, [clusters[u] for u in units])
     naive = human_agreement(raters, labels=LABELS, rng=np.random.default_rng(1), n_boot=1000)
     clust = human_agreement(raters, labels=LABELS, rng=np.random.default_rng(1), n_boot=1000, clusters=clusters)

@@ -5,14 +5,8 @@ The server is started once for the module on a free loopback port with its own t
 """
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,32 +15,14 @@ from workbench.store import add_items, add_units, open_db
 from workbench.types import EvalItem, Passage, Unit
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+sys.path.insert(0, str(ROOT / "scripts"))
+import screenshots as shots  # noqa: E402  (the app server and chromium flags of scripts/screenshots.py)
+
+CHROMIUM = shots.CHROMIUM
+CHROMIUM_ARGS = shots.CHROMIUM_ARGS
 N_UNITS = 60
 SCRIPT = "<script>alert(1)</script>"
 NAME = re.compile("Your name")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"workbench app exited early with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"workbench app did not answer on port {port} within {timeout} s")
 
 
 @pytest.fixture(scope="module")
@@ -65,23 +41,8 @@ def server(tmp_path_factory):
                             f"claim number {i}") for i in range(N_UNITS)])
     finally:
         db.close()
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "WORKBENCH_APP_TOKEN"}
-    env["WORKBENCH_HOME"] = str(folder)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench.cli.app", "--db", str(db_file), "--port", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    try:
-        _wait_healthy(port, proc)
-        yield {"url": f"http://127.0.0.1:{port}/", "db": db_file}
-    finally:
-        proc.terminate()  # cli_app forwards SIGTERM to the streamlit child
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group this test started, by its id
-            proc.wait(timeout=5)
+    with shots.app_server(folder, db_file, shots.free_port(), timeout=30.0) as url:
+        yield {"url": url, "db": db_file}
 
 
 @pytest.fixture(scope="module")

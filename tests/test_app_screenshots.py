@@ -7,7 +7,6 @@ Calibration, Scores and Data.
 """
 from __future__ import annotations
 
-import importlib.util
 import re
 import struct
 import sys
@@ -16,10 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
-shots = importlib.util.module_from_spec(_spec)
-sys.modules["screenshots"] = shots
-_spec.loader.exec_module(shots)
+sys.path.insert(0, str(ROOT / "scripts"))
+import screenshots as shots  # noqa: E402
 
 MY_PAGES = ("agreement", "calibration", "scores", "data")
 EDGE = 4

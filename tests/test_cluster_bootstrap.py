@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from cluster_sim import LABELS, kappa2, simulate_claims, simulate_raters
 
 from workbench.stats import (
     Resampler,
@@ -21,28 +22,6 @@ from workbench.stats import (
     icc_oneway,
     reliability_curve,
 )
-
-LABELS = ["supported", "unsupported"]
-
-
-def kappa2(h: np.ndarray, j: np.ndarray) -> float | None:
-    """Cohen's kappa of two boolean raters (fast form of ``cohen_kappa`` for the simulation)."""
-    n = len(h)
-    po = np.count_nonzero(h == j) / n
-    ph, pj = np.count_nonzero(h) / n, np.count_nonzero(j) / n
-    pe = ph * pj + (1 - ph) * (1 - pj)
-    return None if pe >= 1 else (po - pe) / (1 - pe)
-
-
-def simulate_claims(rng, *, answers, claims, icc, error_rate, prevalence):
-    """Human label per claim ~ Bernoulli(prevalence); the judge errs on a claim with probability
-    p_i drawn once per answer from Beta(mu s, (1 - mu) s) with s = 1/icc - 1, which gives the error
-    indicators mean ``error_rate`` and intra-answer correlation exactly ``icc``."""
-    s = 1.0 / icc - 1.0
-    p = rng.beta(error_rate * s, (1 - error_rate) * s, size=answers)
-    errors = rng.random((answers, claims)) < p[:, None]
-    human = rng.random((answers, claims)) < prevalence
-    return human.ravel(), (human ^ errors).ravel(), np.repeat(np.arange(answers), claims)
 
 
 def test_resampler_keeps_clusters_whole_and_plain_draw_unchanged():
@@ -109,19 +88,9 @@ def test_multi_rater_alpha_interval_wider_by_the_design_effect():
     resampling answers is wider than the claim-level one by about sqrt(1 + (m - 1) * icc), with
     icc the measured intra-answer correlation of each claim's disagreement (share of rater pairs
     that disagree), which is what alpha's observed disagreement averages."""
-    rng = np.random.default_rng(7)
     answers, m = 400, 5
-    s = 1 / 0.3 - 1
-    p = rng.beta(0.15 * s, 0.85 * s, size=answers)
-    truth = rng.random((answers, m)) < 0.5
-    raters = {}
-    for name in ("ann", "bob", "cy"):
-        flip = rng.random((answers, m)) < p[:, None]
-        raters[name] = {f"c{a}-{k}": LABELS[int(truth[a, k] ^ flip[a, k])] for a in range(answers) for k in range(m)}
+    raters, clusters, disagreement = simulate_raters(np.random.default_rng(7), answers=answers, claims=m)
     units = list(raters["ann"])
-    clusters = {u: u.split("-")[0] for u in units}
-    disagreement = [sum(raters[x][u] != raters[y][u] for x, y in (("ann", "bob"), ("ann", "cy"), ("bob", "cy"))) / 3
-                    for u in units]
     icc = icc_oneway(disagreement, [clusters[u] for u in units])
     assert 0.1 < icc < 0.5
     naive = human_agreement(raters, labels=LABELS, rng=np.random.default_rng(1), n_boot=600)

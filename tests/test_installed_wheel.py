@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tarfile
@@ -35,9 +34,8 @@ PACKAGES = ("workbench", "workbench_app")
 # Not part of a build: environments, caches, outputs, earlier builds.
 IGNORED = {".git", ".venv", ".venv-real", "build", "dist", "runs", ".workbench", ".pytest_cache", ".hypothesis",
            "__pycache__", ".mypy_cache", ".ruff_cache", "node_modules"}
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+sys.path.insert(0, str(ROOT / "scripts"))
+from screenshots import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402  (the flags every browser test uses)
 
 
 def uv_command() -> list[str]:
@@ -66,12 +64,6 @@ def source_files(root: Path) -> set[str]:
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 files.add(path.relative_to(root).as_posix())
     return files
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
