@@ -667,20 +667,25 @@ class OpenAICompatEmbedder:
             self._ledger.failures += 1
             raise
 
+    def _cached_rows(self, texts: Sequence[str]) -> tuple[dict[str, list[float]], list[str]]:
+        """The distinct ``texts`` split into cached rows (counted as cache hits) and those missing, in order."""
+        rows: dict[str, list[float]] = {}
+        missing: list[str] = []
+        for text in dict.fromkeys(texts):
+            value = self.cache.get(self._key(text)) if self.cache is not None else None
+            if value is not None:
+                rows[text] = json_loads_vector(value)
+                self._ledger.cache_hits += 1
+            else:
+                missing.append(text)
+        return rows, missing
+
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text, shape ``(len(texts), dim)``; ``(0, 0)`` for no texts."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0))
-        vectors: dict[str, list[float]] = {}
-        missing: list[str] = []
-        for text in dict.fromkeys(texts):
-            value = self.cache.get(self._key(text)) if self.cache is not None else None
-            if value is not None:
-                vectors[text] = json_loads_vector(value)
-                self._ledger.cache_hits += 1
-            else:
-                missing.append(text)
+        vectors, missing = self._cached_rows(texts)
         batches = [missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)]
         results = await asyncio.gather(*(self._embed_batch(b) for b in batches))
         for batch, rows in zip(batches, results):
