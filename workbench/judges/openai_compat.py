@@ -420,27 +420,16 @@ class OpenAICompatJudge:
     ) -> tuple[Any, dict]:
         prompt = self.prompts[task]
         max_tokens = max_tokens_for(task, len(key_input.get("claims", ())) if task == "verify_batch" else 1)
-        if self.cache is None:
-            parsed, meta, _content = await self._call_endpoint(
-                task, prompt.render(**fields), key_input, parse, json_mode=json_mode, logprobs=logprobs,
-                logprob_key=logprob_key, max_tokens=max_tokens)
-            return parsed, meta
-        key = self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens)
-        hit = self._from_cache(key, parse)
-        if hit is not None:
-            return hit
-        # the same request already on its way (a duplicate item): its reply, as the cache would give it
-        loop = asyncio.get_running_loop()
-        pending = self._in_flight.get(key)
-        if pending is not None and pending.get_loop() is loop:
-            answered = await asyncio.shield(pending)  # None: that call failed, this one makes its own
-            if answered is not None:
-                content, meta = answered
-                parsed = parse(content)
-                self._ledger.cache_hits += 1
-                return parsed, {k: v for k, v in meta.items() if k != "response_format"}
-        future = loop.create_future()
-        self._in_flight[key] = future
+        key = None
+        if self.cache is not None:
+            key = self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens)
+            hit = self._from_cache(key, parse) or await self._from_in_flight(key, parse)
+            if hit is not None:
+                return hit
+        # claim the key while this call is on its way, so a duplicate item waits for its reply (cached runs only)
+        future = None
+        if key is not None:
+            future = self._in_flight[key] = asyncio.get_running_loop().create_future()
         answered = None
         try:
             parsed, meta, content = await self._call_endpoint(
@@ -448,10 +437,25 @@ class OpenAICompatJudge:
                 logprob_key=logprob_key, max_tokens=max_tokens)
             answered = (content, meta)
         finally:
-            future.set_result(answered)
-            if self._in_flight.get(key) is future:
-                del self._in_flight[key]
+            if key is not None and future is not None:
+                future.set_result(answered)
+                if self._in_flight.get(key) is future:
+                    del self._in_flight[key]
         return parsed, meta
+
+    async def _from_in_flight(self, key: str, parse: Callable[[str], Any]) -> tuple[Any, dict] | None:
+        """The reply of the same request already on its way on this loop (a duplicate item), as the
+        cache would give it; ``None`` when there is none or it failed (this call then makes its own)."""
+        pending = self._in_flight.get(key)
+        if pending is None or pending.get_loop() is not asyncio.get_running_loop():
+            return None
+        answered = await asyncio.shield(pending)
+        if answered is None:
+            return None
+        content, meta = answered
+        parsed = parse(content)
+        self._ledger.cache_hits += 1
+        return parsed, {k: v for k, v in meta.items() if k != "response_format"}
 
     async def _call_endpoint(self, task: str, text: str, key_input: dict[str, Any], parse: Callable[[str], Any], *,
                              json_mode: bool, logprobs: bool, logprob_key: str,
