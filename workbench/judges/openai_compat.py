@@ -50,12 +50,11 @@ if TYPE_CHECKING:
 else:
     from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.client import (
-    OPENAI_DEFAULT_BASE_URL,
     ClientSource,
-    _host_of,
+    _endpoint_url,
     _LazyClient,
-    base_url_of,
     client_for_running_loop,
+    endpoint_host,
 )
 from workbench.judges.parsing import (
     ParseError,
@@ -227,7 +226,9 @@ class OpenAICompatJudge:
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.model or os.environ.get("WORKBENCH_MODEL") or DEFAULT_MODEL
-        self.host = _host_of(client, self.config)
+        # the endpoint's URL without building the client (a run answered from the cache never builds it)
+        self.base_url = _endpoint_url(client, self.config)
+        self.host = endpoint_host(self.base_url)
         self.client = client
         self.cache = _open_cache(self.config, cache)
         self.limiter = AdaptiveLimiter(fixed=self.config.concurrency, timeout=self.config.timeout)
@@ -239,9 +240,6 @@ class OpenAICompatJudge:
         self._ledger = _Ledger()
         self._unsupported: set[str] = set()  # optional request params the endpoint rejected
         self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> the call answering it now
-        # the endpoint's URL without building the client (a run answered from the cache never builds it)
-        given = str(client.base_url) if client is not None and not callable(client) else None
-        self.base_url = (given or base_url_of(self.config) or OPENAI_DEFAULT_BASE_URL).rstrip("/")
         self.fatal: EndpointError | None = None
         self._gate = FirstCallGate()  # open once the endpoint answered with anything but 401/403/404
         self.response_format: str | None = self._remembered_format()
@@ -610,7 +608,7 @@ class OpenAICompatEmbedder:
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.embedding_model or os.environ.get("WORKBENCH_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
-        self.host = _host_of(client, self.config)
+        self.host = endpoint_host(_endpoint_url(client, self.config))
         self.client = client
         self.cache = _open_cache(self.config, cache)
         self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency,
