@@ -30,7 +30,7 @@ import numpy as np
 
 from workbench.judges.base import JudgeError
 from workbench.judges.cache import JudgeCache
-from workbench.judges.openai_compat import OpenAICompatEmbedder, OpenAICompatJudge, json_loads_vector
+from workbench.judges.openai_compat import OpenAICompatEmbedder, OpenAICompatJudge
 from workbench.text import split_sentences
 
 MODES = ("collect", "estimate", "final")
@@ -182,16 +182,8 @@ class CacheOnlyEmbedder(_CacheOnly, OpenAICompatEmbedder):
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0))
-        rows: dict[str, list[float]] = {}
-        missing: list[str] = []
         assert self.cache is not None, "a cache-only embedder has a cache"
-        for text in dict.fromkeys(texts):
-            value = self.cache.get(self._key(text))
-            if value is not None:
-                rows[text] = json_loads_vector(value)
-                self._ledger.cache_hits += 1
-            else:
-                missing.append(text)
+        rows, missing = self._cached_rows(texts)
         if missing:
             if self.mode == "final":
                 self._ledger.failures += 1

@@ -221,10 +221,12 @@ class _LazyClient:
         obj.__dict__[self.slot] = value
 
 
-def _host_of(client, config: JudgeConfig) -> str:
-    """The endpoint host of a given client, else of the config (no client is built)."""
+def _endpoint_url(client: ClientSource, config: JudgeConfig) -> str:
+    """The endpoint's base URL (no trailing ``/``) of a given client (one with a ``base_url``, as
+    ``_LazyClient`` tells them apart), else of the config; no client is built. Without a client,
+    the credentials are checked at once (``MissingCredentialsError``)."""
     if client is not None and hasattr(client, "base_url"):
-        return endpoint_host(str(client.base_url))
+        return str(cast("openai.AsyncOpenAI", client).base_url).rstrip("/")
     if client is None:
         check_credentials(config)
-    return endpoint_host(base_url_of(config))
+    return (base_url_of(config) or OPENAI_DEFAULT_BASE_URL).rstrip("/")

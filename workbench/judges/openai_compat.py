@@ -50,12 +50,11 @@ if TYPE_CHECKING:
 else:
     from workbench.judges.lazy_openai import openai  # imported on first use (a cached run never needs it)
 from workbench.judges.client import (
-    OPENAI_DEFAULT_BASE_URL,
     ClientSource,
-    _host_of,
+    _endpoint_url,
     _LazyClient,
-    base_url_of,
     client_for_running_loop,
+    endpoint_host,
 )
 from workbench.judges.parsing import (
     ParseError,
@@ -227,7 +226,9 @@ class OpenAICompatJudge:
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.model or os.environ.get("WORKBENCH_MODEL") or DEFAULT_MODEL
-        self.host = _host_of(client, self.config)
+        # the endpoint's URL without building the client (a run answered from the cache never builds it)
+        self.base_url = _endpoint_url(client, self.config)
+        self.host = endpoint_host(self.base_url)
         self.client = client
         self.cache = _open_cache(self.config, cache)
         self.limiter = AdaptiveLimiter(fixed=self.config.concurrency, timeout=self.config.timeout)
@@ -239,9 +240,6 @@ class OpenAICompatJudge:
         self._ledger = _Ledger()
         self._unsupported: set[str] = set()  # optional request params the endpoint rejected
         self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> the call answering it now
-        # the endpoint's URL without building the client (a run answered from the cache never builds it)
-        given = str(client.base_url) if client is not None and not callable(client) else None
-        self.base_url = (given or base_url_of(self.config) or OPENAI_DEFAULT_BASE_URL).rstrip("/")
         self.fatal: EndpointError | None = None
         self._gate = FirstCallGate()  # open once the endpoint answered with anything but 401/403/404
         self.response_format: str | None = self._remembered_format()
@@ -420,27 +418,16 @@ class OpenAICompatJudge:
     ) -> tuple[Any, dict]:
         prompt = self.prompts[task]
         max_tokens = max_tokens_for(task, len(key_input.get("claims", ())) if task == "verify_batch" else 1)
-        if self.cache is None:
-            parsed, meta, _content = await self._call_endpoint(
-                task, prompt.render(**fields), key_input, parse, json_mode=json_mode, logprobs=logprobs,
-                logprob_key=logprob_key, max_tokens=max_tokens)
-            return parsed, meta
-        key = self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens)
-        hit = self._from_cache(key, parse)
-        if hit is not None:
-            return hit
-        # the same request already on its way (a duplicate item): its reply, as the cache would give it
-        loop = asyncio.get_running_loop()
-        pending = self._in_flight.get(key)
-        if pending is not None and pending.get_loop() is loop:
-            answered = await asyncio.shield(pending)  # None: that call failed, this one makes its own
-            if answered is not None:
-                content, meta = answered
-                parsed = parse(content)
-                self._ledger.cache_hits += 1
-                return parsed, {k: v for k, v in meta.items() if k != "response_format"}
-        future = loop.create_future()
-        self._in_flight[key] = future
+        key = None
+        if self.cache is not None:
+            key = self.chat_cache_key(task, key_input, json_mode, max_tokens=max_tokens)
+            hit = self._from_cache(key, parse) or await self._from_in_flight(key, parse)
+            if hit is not None:
+                return hit
+        # claim the key while this call is on its way, so a duplicate item waits for its reply (cached runs only)
+        future = None
+        if key is not None:
+            future = self._in_flight[key] = asyncio.get_running_loop().create_future()
         answered = None
         try:
             parsed, meta, content = await self._call_endpoint(
@@ -448,10 +435,25 @@ class OpenAICompatJudge:
                 logprob_key=logprob_key, max_tokens=max_tokens)
             answered = (content, meta)
         finally:
-            future.set_result(answered)
-            if self._in_flight.get(key) is future:
-                del self._in_flight[key]
+            if key is not None and future is not None:
+                future.set_result(answered)
+                if self._in_flight.get(key) is future:
+                    del self._in_flight[key]
         return parsed, meta
+
+    async def _from_in_flight(self, key: str, parse: Callable[[str], Any]) -> tuple[Any, dict] | None:
+        """The reply of the same request already on its way on this loop (a duplicate item), as the
+        cache would give it; ``None`` when there is none or it failed (this call then makes its own)."""
+        pending = self._in_flight.get(key)
+        if pending is None or pending.get_loop() is not asyncio.get_running_loop():
+            return None
+        answered = await asyncio.shield(pending)
+        if answered is None:
+            return None
+        content, meta = answered
+        parsed = parse(content)
+        self._ledger.cache_hits += 1
+        return parsed, {k: v for k, v in meta.items() if k != "response_format"}
 
     async def _call_endpoint(self, task: str, text: str, key_input: dict[str, Any], parse: Callable[[str], Any], *,
                              json_mode: bool, logprobs: bool, logprob_key: str,
@@ -606,7 +608,7 @@ class OpenAICompatEmbedder:
     ) -> None:
         self.config = config or JudgeConfig(backend="openai")
         self.model = self.config.embedding_model or os.environ.get("WORKBENCH_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
-        self.host = _host_of(client, self.config)
+        self.host = endpoint_host(_endpoint_url(client, self.config))
         self.client = client
         self.cache = _open_cache(self.config, cache)
         self.limiter = limiter if limiter is not None else AdaptiveLimiter(fixed=self.config.concurrency,
@@ -667,20 +669,25 @@ class OpenAICompatEmbedder:
             self._ledger.failures += 1
             raise
 
+    def _cached_rows(self, texts: Sequence[str]) -> tuple[dict[str, list[float]], list[str]]:
+        """The distinct ``texts`` split into cached rows (counted as cache hits) and those missing, in order."""
+        rows: dict[str, list[float]] = {}
+        missing: list[str] = []
+        for text in dict.fromkeys(texts):
+            value = self.cache.get(self._key(text)) if self.cache is not None else None
+            if value is not None:
+                rows[text] = json_loads_vector(value)
+                self._ledger.cache_hits += 1
+            else:
+                missing.append(text)
+        return rows, missing
+
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text, shape ``(len(texts), dim)``; ``(0, 0)`` for no texts."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0))
-        vectors: dict[str, list[float]] = {}
-        missing: list[str] = []
-        for text in dict.fromkeys(texts):
-            value = self.cache.get(self._key(text)) if self.cache is not None else None
-            if value is not None:
-                vectors[text] = json_loads_vector(value)
-                self._ledger.cache_hits += 1
-            else:
-                missing.append(text)
+        vectors, missing = self._cached_rows(texts)
         batches = [missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)]
         results = await asyncio.gather(*(self._embed_batch(b) for b in batches))
         for batch, rows in zip(batches, results):

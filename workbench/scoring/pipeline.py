@@ -27,6 +27,7 @@ from workbench.judges.base import (
     embedder_fingerprint,
     run_sync,
 )
+from workbench.judges.client import ADAPTIVE_POOL_SIZE
 from workbench.metrics.abstention import abstention_summary
 from workbench.metrics.citations import check_citations
 from workbench.metrics.context import ContextPrecisionResult, StatementSupport, context_precision, context_recall
@@ -98,7 +99,6 @@ class ScoreOptions:
 #: items scored at once per call the adaptive limit may reach: an item waits on 2-3 round trips in a row,
 #: so several items per slot keep the slots busy while others wait for their next step
 ITEMS_PER_SLOT = 4
-ADAPTIVE_SLOTS = 64  # the connection pool of an adaptive run (judges.client.ADAPTIVE_POOL_SIZE)
 
 
 def items_in_flight_for(concurrency: int | None) -> int:
@@ -106,7 +106,7 @@ def items_in_flight_for(concurrency: int | None) -> int:
     ``ITEMS_PER_SLOT`` per connection an adaptive run may use (its limit grows from 1 to the pool size)."""
     if concurrency:
         return max(8, 2 * concurrency)
-    return ITEMS_PER_SLOT * ADAPTIVE_SLOTS
+    return ITEMS_PER_SLOT * ADAPTIVE_POOL_SIZE
 
 
 #: What an item's concurrent calls give, in the order ``score_item`` starts them: refusal verdict,
