@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from workbench.scoring.limits import DEFAULT_LIMITS, over_limit
 from workbench.text import DEFAULT_CITATION_PATTERN
 from workbench.types import EvalItem, Passage
 
@@ -639,6 +640,17 @@ def _raise_csv_limit() -> None:
         csv.field_size_limit(CSV_FIELD_SIZE_LIMIT)
 
 
+def _first_occurrence(key: str, line: int, first_line: dict[str, int], source: str,
+                      problems: list[Problem]) -> bool:
+    """Whether ``key`` is seen for the first time (recording its line); a repeat adds a problem
+    naming both lines."""
+    if key in first_line:
+        problems.append(Problem(source, line, "id", f"duplicate id {_show(key)}: also on line {first_line[key]}"))
+        return False
+    first_line[key] = line
+    return True
+
+
 def load_eval_set(path: str | Path, *,
                   citation_pattern: str | re.Pattern[str] = DEFAULT_CITATION_PATTERN,
                   limits: Any = "default") -> list[EvalItem]:
@@ -684,15 +696,9 @@ def load_eval_set(path: str | Path, *,
             problems.extend(item_problems)
             if item is None:
                 continue
-            if item.id in first_line:
-                problems.append(Problem(source, line, "id", f"duplicate id {_show(item.id)}: also on line "
-                                                            f"{first_line[item.id]}"))
-                continue
-            first_line[item.id] = line
-            items.append(item)
-    from workbench.scoring.limits import DEFAULT_LIMITS, over_limit  # per-item size limits: bounded memory and calls
-
-    if limits is not None:
+            if _first_occurrence(item.id, line, first_line, source, problems):
+                items.append(item)
+    if limits is not None:  # per-item size limits: bounded memory and calls
         limits = DEFAULT_LIMITS if limits == "default" else limits
         problems.extend(Problem(source, item.line, field, message) for item, field, message in over_limit(items, limits))
     if not items and not problems:
@@ -726,12 +732,8 @@ def load_corpus(path: str | Path) -> dict[str, Passage]:
             except DatasetError as exc:
                 problems.extend(exc.problems)
                 continue
-            if passage.id in first_line:
-                problems.append(Problem(source, line, "id", f"duplicate id {_show(passage.id)}: also on line "
-                                                            f"{first_line[passage.id]}"))
-                continue
-            first_line[passage.id] = line
-            passages[passage.id] = passage
+            if _first_occurrence(passage.id, line, first_line, source, problems):
+                passages[passage.id] = passage
     if not passages and not problems:
         problems.append(Problem(source, None, None, "no passages: the file is empty or has only blank lines"))
     if problems:
