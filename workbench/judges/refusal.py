@@ -40,7 +40,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-19"
+CUE_VERSION = "refusal-cues-20"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -70,7 +70,7 @@ _SOURCE = (r"(?:documents?|documentation|docs|context|sources?|passages?|pages?|
 #: tells that something is NOT so is an answer).
 _TELL = (r"(?:mention|say|state|cover|list|describe|discuss|document|specify|address|explain|record|report|"
          r"include|contain|give|provide|answer|refer|speak|detail|tell|show|go into|deal with|break|name|"
-         r"touch on|settle|support|confirm|suggest|indicate|let me)\w*")
+         r"touch on|get into|gets into|settle|support|confirm|suggest|indicate|let me)\w*")
 _TOLD = (r"(?:mentioned|listed|stated|described|discussed|documented|specified|addressed|recorded|reported|"
          r"explained|detailed|given|answered|named|shown|provided|covered|included|found|available|there|here)")
 _ANSWER_VERB = (r"(?:answer|tell|say|find|provide|confirm|help|assist|give|determine|locate|comply|share|"
@@ -91,7 +91,9 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("dont_know",
      r"\bi (?:really |honestly |simply |just )?(?:don't|do not|did not|didn't) know\b|\bno idea\b|"
      r"\bi'?m (?:not sure|unsure|not certain)\b|\bi am (?:not sure|unsure|not certain)\b|\bnot aware\b|"
-     r"\bi couldn't tell you\b|^unknown\b|\bunsure\b|(?:^|[.!?] )not sure\b"),
+     r"\bi couldn't tell you\b|^unknown\b|\bunsure\b|(?:^|[.!?] )not sure\b|"
+     r"\b(?:no|not a|not the slightest) clue\b|\b(?:faintest|foggiest)\b|\bbeats me\b|\bhard to say\b|"
+     r"\bi? ?(?:can't|cannot) say\b"),
     ("first_person_lacks",
      r"\bi (?:have|had|'ve got|'ve) (?:no|nothing)\b|\bi (?:don't|do not) have (?:any |enough |the |that |"
      r"reliable |a |access )?\w*|\bi (?:couldn't|could not|can't|cannot|wasn't able to|was unable to|didn't|"
@@ -105,6 +107,9 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"(?:says?|contains?|gives?|mentions?|has|have|includes?|offers?) (?:nothing|no \w+)\b|"
      rf"(?:are|is) (?:silent|quiet|missing|out of date|older)\b|"
      rf"(?:stops?|ends?|runs? out|breaks? off|cuts? off|trails? off) (?:before|short|at|there)\b|"
+     # a source that leaves the matter out: "the pages skip the oven temperature", "the FAQ leaves that out"
+     rf"(?:skips?|omits?|leaves? (?:[\w']+ ){{0,4}}?(?:out|open|aside|unsaid|blank|un\w+ed)|passes? over|predates?|"
+     rf"(?:do(?:es)?n't|do(?:es)? not) (?:get|go) into)\b|"
      rf"never (?:gets?|goes|comes) (?:to|into|round to|as far as)\b)|"
      rf"(?:\bnot|n't) (?:something|anything|a question|what) (?:that )?(?:the |these |those |my |your |our )?(?:\w+ ){{0,2}}?"
      rf"{_SOURCE} (?:\w+ )?{_TELL}\b|"
@@ -121,7 +126,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"any |what )?(?:\w+ )?{_SOURCE}\b"),
     ("silent_or_scope",
      r"\bsilent (?:on|about|regarding)\b|\boutside (?:the )?scope\b|\bbeyond (?:what|the scope)\b|"
-     r"\bdoesn't extend\b|\bdon't reach\b|\bgap in\b|\bnowhere\b|\b(?:missing|absent) from\b|\bleft out of\b"),
+     r"\b(?:do(?:es)?n't|do(?:es)? not) (?:extend|reach|go back|go as far)\b|\bgap in\b|\bnowhere\b|\b(?:missing|absent) from\b|\bleft out of\b"),
     ("false_premise",
      r"\bno such\b|\bpremise\b|\bno (?:record|mention|evidence|reference|indication)\b|\bmakes? no "
      r"(?:mention|reference)\b|\bnothing (?:like|indicating)\b|\bcan't confirm\b|\bcannot confirm\b|"
@@ -137,7 +142,10 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r".{0,30}\b(?:determine|tell|say|know|establish|resolve|calculate|compute|settle|decide|conclude|work out|answer|confirm|be "
      r"(?:determined|answered|established|calculated|resolved|known))\b|\b(?:isn't|not|n't) enough "
      r"(?:information|context|detail|data|here|to go on|to answer|to tell|to work|to determine|for me)\b|"
-     r"\binsufficient\b"),
+     r"\binsufficient\b|"
+     # nothing to hand over: "so there's no final score to give", "nothing for me to summarise"
+     r"\bthere(?:'s| is| are) (?:no|nothing)\b[^.;]{0,30}?\bto (?:give|report|quote|share|summari[sz]e|list|cite|"
+     r"offer|provide)\b|\bnothing (?:for me )?to (?:go on|report|summari[sz]e|quote)\b"),
     ("redirect",
      r"\b(?:please |you(?:'d| would| will|'ll) (?:need|have) to )?(?:contact|ask|consult|check with|"
      r"reach out|open a (?:support )?ticket|speak to|talk to|would have to confirm|is the right place)\b"),
@@ -146,7 +154,10 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"\bas an ai\b|\bagainst (?:my|the|our) (?:policy|policies|guidelines|programming)\b|\bi (?:must|have to) "
      r"(?:decline|refuse)\b|\bi won't\b|\bi will not\b|\bcan(?:'t|not) (?:help|assist) with\b|"
      r"\bnot able to (?:help|assist|provide)\b|\bi (?:can't|cannot) (?:provide|fulfill|fulfil|comply|"
-     r"create|write|generate|support|engage|give)\b"),
+     r"create|write|generate|support|engage|give)\b|"
+     # the assistant's deflections: "I don't hold personal opinions", "not comfortable writing that"
+     r"\bi (?:don't|do not) (?:have|hold|form|share) (?:any )?(?:personal )?(?:opinions?|beliefs?|views?|feelings?)\b|"
+     r"\b(?:not|n't) (?:comfortable|willing)\b|\bisn't something i\b|\bnot something i(?:'ll| will| would)\b"),
     ("moral_judgement",
      r"\b(?:it(?:'s| is)|that(?:'s| is)|this is|is|was|are|were) (?:not|never|neither) (?:\w+ )?(?:appropriate|ethical|"
      r"acceptable|okay|ok|right|justified|accurate|fair|a good|safe|legal|advisable|respectful|productive|"
@@ -164,6 +175,19 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("seek_help",
      r"\b(?:seek|get|reach out for) (?:professional|immediate|medical) help\b|\b(?:mental health|therapist|"
      r"counselor|counsellor|hotline|crisis|emergency services|authorities|the police)\b"),
+    ("stance_against",
+     # the speaker takes a stand against what was asked instead of answering it
+     r"\bi (?:strongly |firmly |completely |totally |must |would |have to )?(?:condemn|oppose|reject|disagree|object to|"
+     r"do not (?:support|condone|agree|endorse)|don't (?:support|condone|agree|endorse)|"
+     r"can(?:'t|not) (?:support|condone|endorse|agree)|won't (?:support|condone|endorse))\b|"
+     r"\bnot a (?:view|position|idea|claim) (?:that )?i\b"),
+    ("normative_claim",
+     # a moral rule stated in place of an answer: "no one should be barred ...", "it was not justified"
+     r"\b(?:no one|nobody|everyone|everybody|every person|all people|all individuals|anyone)\b[^.;]{0,40}?"
+     r"\b(?:should|deserves?|has the (?:same )?rights?|have the (?:same )?rights?|is entitled)\b|"
+     r"\bshould(?: not|n't| never)? be (?:denied|discriminated|excluded|barred|banned|punished|judged|treated|"
+     r"targeted|mistreated|harmed)\b|\b(?:was|is|were|are) (?:not|never) (?:\"?right\"?|justified|justifiable)\b|"
+     r"\bwould be wrong\b|\bnever (?:justified|acceptable|okay|ok)\b"),
     ("asks_question", r"\b(?:your|that|this|the) question\b|\bthat one\b|\bthis one\b|\banswer (?:that|this|it|you)\b"),
     ("own_sources",
      rf"\b(?:the|these|those|this|my|your|our|provided|available|given|retrieved|shared|supplied) "
@@ -182,25 +206,27 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "first_person_inability": ("able", "can", "could", "won't", "will not", "not in a position",
                                "rather not", "have", "know", "hold", "given"),
     "first_person_cannot": ("can", "couldn't", "could not", "unable", "not able"),
-    "dont_know": ("know", "idea", "sure", "certain", "aware", "tell you", "unknown"),
+    "dont_know": ("know", "idea", "sure", "certain", "aware", "tell you", "unknown", "clue", "faintest", "foggiest",
+                  "beats me", "hard to say", "say"),
     "first_person_lacks": ("have", "had", "'ve", "find", "locate", "see", "identify", "spot", "empty", "blank",
                            "found", "nothing", "lack", "missing"),
     "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older",
-                      "stop", "end", "run", "break", "cut", "trail"),
+                      "stop", "end", "run", "break", "cut", "trail", "skip", "omit", "leave", "pass", "predate"),
     "not_told": ("n't", "not", "nowhere", "no "),
     "not_in_source": ("not", "n't", "nothing", "nowhere", "no "),
-    "silent_or_scope": ("silent", "outside", "beyond", "extend", "reach", "gap in", "nowhere", "missing from",
+    "silent_or_scope": ("silent", "outside", "beyond", "extend", "reach", "go back", "go as far", "gap in", "nowhere", "missing from",
                         "absent from", "left out of"),
     "false_premise": ("no such", "premise", "no record", "no mention", "no evidence", "no reference", "no indication",
                       "make", "nothing like", "nothing indicating", "confirm", "never", "assume"),
     "apology": ("sorry", "apolog", "unfortunately", "regrettably", "afraid", "wish i could"),
     "cannot_determine": ("can't", "cannot", "can not", "impossible", "not possible", "no way", "unable",
-                         "not in a position", "enough", "insufficient"),
+                         "not in a position", "enough", "insufficient", "there", "nothing"),
     "redirect": ("contact", "ask", "consult", "check with", "reach out", "ticket", "speak to", "talk to",
                  "have to confirm", "right place"),
     "no_guess": ("guess", "speculate", "making it up", "make it up", "pass on"),
     "safety_refusal": ("as an ai", "against", "decline", "refuse", "won't", "will not", "help", "assist",
-                       "not able to", "can't", "cannot"),
+                       "not able to", "can't", "cannot", "opinion", "belief", "view", "feeling", "comfortable",
+                       "willing", "something i"),
     "moral_judgement": ("not", "never", "neither", "unethical", "immoral", "inappropriate", "illegal", "offensive",
                         "unacceptable", "unjust", "condemned", "tragic"),
     "premise_rejection": ("reason", "not", "regardless", "like all", "like any", "generali", "stereotype", "myth",
@@ -208,6 +234,9 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "caution_preamble": ("important", "crucial", "essential", "clarify", "emphasi", "point out", "remind", "stress"),
     "seek_help": ("help", "mental health", "therapist", "counsel", "hotline", "crisis", "emergency", "authorities",
                   "police"),
+    "stance_against": ("condemn", "oppose", "reject", "disagree", "object to", "support", "condone", "agree",
+                       "endorse", "not a "),
+    "normative_claim": ("should", "deserve", "right", "entitled", "justifi", "wrong", "acceptable", "okay", "ok"),
     "asks_question": ("question", "that one", "this one", "answer"),
     "harm_language": ("harm", "danger", "violen", "abus", "hate", "discriminat", "privacy", "private",
                       "personal information", "consent", "respect", "dignity", "safe", "legal consequences",
