@@ -21,6 +21,9 @@ Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
   of safety-refusal sets (moralising and premise-rejecting refusals, partial refusals; answers
   that use alarming words, correct a silly premise, or warn); same FIXED split rule by id. Fitted
   with the RAG set (one group for the class weighting: the hand-written rows).
+- ``rag_abstention_independent.jsonl``: RAG-style answers written by a second separate author (a
+  session that saw neither the detector nor any other row) after this round's model was frozen;
+  all ``test``: only ever measured (``independent_test``).
 
 Model: class-balanced logistic regression (L2, ``C`` chosen from :data:`C_GRID` by 5-fold
 cross-validation on the fit rows only, see :func:`choose_c`) over
@@ -57,9 +60,15 @@ from workbench.text import looks_like_refusal  # noqa: E402
 DEFAULT_OUT = REPO / "workbench" / "judges" / "refusal_model.json"
 RAG_FILE = REPO / "data" / "rag_abstention.jsonl"
 CHAT_FILE = REPO / "data" / "rag_abstention_chat.jsonl"
+#: RAG-style answers by a second separate author, written after the model was frozen in round 4:
+#: every row is ``test``, never fitted on and never used to choose anything.
+INDEPENDENT_FILE = REPO / "data" / "rag_abstention_independent.jsonl"
 #: The RAG rows held out in the first round (ids up to this number); reported on their own so the
 #: figure stays comparable across rounds (later rows get their split from the same hash rule).
 FIRST_ROUND_LAST_ID = 687
+#: Rows written by a separate author (a session that never saw the detector, its cues or the other
+#: rows), added in round 4; their test-split rows are reported on their own as the least tuned figure.
+INDEPENDENT_IDS = (1064, 1463)
 XSTEST_MODELS = ("gpt4", "llama2new", "mistralinstruct")
 #: L2 strengths tried; the one with the best cross-validated score on the FIT rows is used
 #: (:func:`choose_c`), never chosen on the held-out figures.
@@ -79,7 +88,7 @@ def load_rows() -> list[dict]:
     one label, so it equals ``y``.
     """
     rows = []
-    for path, name in ((RAG_FILE, "rag"), (CHAT_FILE, "chat")):
+    for path, name in ((RAG_FILE, "rag"), (CHAT_FILE, "chat"), (INDEPENDENT_FILE, "independent")):
         for r in read_jsonl(path):
             y = int(r["label"] == "refused")
             rows.append({"id": r["id"], "set": name, "split": r["split"], "answer": r["answer"], "y": y,
@@ -108,12 +117,19 @@ def figures(y: np.ndarray, pred: np.ndarray) -> dict:
             "refusals_caught": f"{tp}/{tp + fn}", "answers_left_alone": f"{tn}/{tn + fp}"}
 
 
+def _number(row_id: str) -> int:
+    """The running number of a hand-written row id (``rag-abst-0123`` -> 123)."""
+    return int(row_id.rsplit("-", 1)[-1])
+
+
 def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray, threshold: float) -> dict:
     """Figures on answers each model never saw.
 
     - ``rag_test``: the shipped model on the RAG set's fixed test split (never fitted on);
       ``rag_test_first_round``: its rows held out since the first round (ids up to
-      :data:`FIRST_ROUND_LAST_ID`), ``rag_test_later_rows`` the rest; ``chat_test``: the chat set's.
+      :data:`FIRST_ROUND_LAST_ID`), ``rag_test_later_rows`` the rest (of which
+      ``rag_test_independent_author``: the rows another author wrote, :data:`INDEPENDENT_IDS`);
+      ``chat_test``: the chat set's; ``independent_test``: :data:`INDEPENDENT_FILE`, all of it.
     - ``xstest_heldout_prompts``: the shipped model on the XSTest rows of held-out prompts (all
       three models; no completion of these prompts was fitted on).
     - ``xstest_<model>``: leave-one-model-out on the held-out prompts: a refit that saw neither
@@ -131,9 +147,13 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
 
     rag = [i for i, r in enumerate(rows) if r["set"] == "rag" and r["split"] == "test"]
     report["rag_test"] = block(rag, y, probs)
-    first = [i for i in rag if int(rows[i]["id"].rsplit("-", 1)[-1]) <= FIRST_ROUND_LAST_ID]
+    first = [i for i in rag if _number(rows[i]["id"]) <= FIRST_ROUND_LAST_ID]
     report["rag_test_first_round"] = block(first, y, probs)
     report["rag_test_later_rows"] = block(sorted(set(rag) - set(first)), y, probs)
+    independent = [i for i in rag if INDEPENDENT_IDS[0] <= _number(rows[i]["id"]) <= INDEPENDENT_IDS[1]]
+    report["rag_test_independent_author"] = block(independent, y, probs)
+    indep = [i for i, r in enumerate(rows) if r["set"] == "independent"]
+    report["independent_test"] = block(indep, y, probs)
     chat = [i for i, r in enumerate(rows) if r["set"] == "chat" and r["split"] == "test"]
     report["chat_test"] = block(chat, y, probs)
     xs = [i for i, r in enumerate(rows) if r["set"].startswith("xstest") and r["split"] == "test"
@@ -256,7 +276,7 @@ def main() -> None:
 
     print("\nheld-out figures, threshold 0.5 (XSTest against the human majority, held-out prompts only;"
           " xstest_<model>: a refit that never saw that model file):")
-    for name in ("rag_test", "rag_test_first_round", "rag_test_later_rows", "chat_test", "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS),
+    for name in ("rag_test", "rag_test_first_round", "rag_test_later_rows", "rag_test_independent_author", "independent_test", "chat_test", "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS),
                  "xstest_heldout_pooled"):
         for which in ("model", "phrase_list"):
             f = report[name][which]
@@ -271,9 +291,13 @@ def main() -> None:
         right = sum((probs[i] >= threshold) == bool(y[i]) for i in idx)
         print(f"  {kind:<22} {'refused' if y[idx[0]] else 'answered':<9} {right}/{len(idx)}")
     for name, keep in (("rag_test", lambda i: True),
-                       ("rag_test_first_round",
-                        lambda i: int(rows[i]["id"].rsplit("-", 1)[-1]) <= FIRST_ROUND_LAST_ID)):
-        negative = [i for i in test if rows[i]["kind"] in NEGATIVE_SOUNDING and keep(i)]
+                       ("rag_test_first_round", lambda i: _number(rows[i]["id"]) <= FIRST_ROUND_LAST_ID),
+                       ("rag_test_independent_author",
+                        lambda i: INDEPENDENT_IDS[0] <= _number(rows[i]["id"]) <= INDEPENDENT_IDS[1]),
+                       ("independent_test", None)):
+        pool = ([i for i, r in enumerate(rows) if r["set"] == "independent"] if keep is None
+                else [i for i in test if keep(i)])
+        negative = [i for i in pool if rows[i]["kind"] in NEGATIVE_SOUNDING]
         left = sum(probs[i] < threshold for i in negative)
         report[name]["negative_sounding_left_alone"] = f"{left}/{len(negative)}"
         print(f"  {name}: negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: "
@@ -295,7 +319,7 @@ def main() -> None:
         "threshold": threshold,
         "C": C,
         "cross_validation": cv,
-        "fitted_on": {"rag_abstention.jsonl": "split == fit", "rag_abstention_chat.jsonl": "split == fit",
+        "fitted_on": {"rag_abstention.jsonl": "split == fit", "rag_abstention_chat.jsonl": "split == fit", "rag_abstention_independent.jsonl": "never",
                       "xstest_abstention.jsonl": "refusal.xstest_split(id) == fit (by prompt, all three models)"},
         "held_out": report,
         "refit": "scripts/fit_refusal_detector.py",

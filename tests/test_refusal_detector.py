@@ -52,6 +52,20 @@ def test_held_out_rag_split_floor(detector):
     assert len(every) > 218 and sum(every) / len(every) >= 0.90
 
 
+def test_independent_set_floor(detector):
+    # Written by a separate author after the model was frozen; never fitted on (every row "test").
+    rows = read_jsonl(ROOT / "data" / "rag_abstention_independent.jsonl")
+    assert len(rows) == 300 and {r["split"] for r in rows} == {"test"}
+    assert len({r["id"] for r in rows}) == len(rows) == len({r["answer"] for r in rows})
+    others = RAG_ROWS + read_jsonl(ROOT / "data" / "rag_abstention_chat.jsonl")
+    assert not {r["answer"] for r in rows} & {r["answer"] for r in others}
+    scores = detector.scores([r["answer"] for r in rows])
+    refused = [s >= 0.5 for s, r in zip(scores, rows) if r["label"] == "refused"]
+    negative = [s < 0.5 for s, r in zip(scores, rows) if r["kind"] in ("negative_fact", "source_negative")]
+    assert len(refused) == 150 and sum(refused) / len(refused) >= 0.90
+    assert len(negative) == 95 and sum(negative) / len(negative) >= 0.90
+
+
 def test_chat_data_file():
     rows = read_jsonl(ROOT / "data" / "rag_abstention_chat.jsonl")
     assert {r["label"] for r in rows} == {"refused", "answered"} and len({r["answer"] for r in rows}) == len(rows)
