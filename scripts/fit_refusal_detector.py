@@ -208,10 +208,12 @@ def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.n
         w, b = fit(x[fit_mask & (f != k)], y[fit_mask & (f != k)], groups[fit_mask & (f != k)], C)
         sel = fit_mask & (f == k)
         pred[sel] = (_probs(x[sel], w, b) >= 0.5).astype(int)
-    out = {}
+    out: dict = {}
+    pairs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for name in ("rag", "xstest"):
         sel = fit_mask & (groups == name) & (sets != "chat")
         out[name] = figures(y[sel], pred[sel])
+        pairs[name] = (y[sel], pred[sel])
     for model in XSTEST_MODELS:
         held = sets == f"xstest-{model}"
         lomo = np.full(len(rows), -1)
@@ -222,7 +224,31 @@ def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.n
             lomo[sel] = (_probs(x[sel], w, b) >= 0.5).astype(int)
         sel = fit_mask & held & (ym >= 0)
         out[f"xstest_{model}"] = figures(ym[sel], lomo[sel])
+        pairs[f"xstest_{model}"] = (ym[sel], lomo[sel])
+    out["_pairs"] = pairs  # out-of-fold (truth, prediction) behind each figure, for cv_score_se; not written
     return out
+
+
+def _kappa_fast(y: np.ndarray, p: np.ndarray) -> float:
+    """Cohen's kappa of two 0/1 vectors (numpy only, for the bootstrap)."""
+    po = float((y == p).mean())
+    pe = float(y.mean() * p.mean() + (1 - y.mean()) * (1 - p.mean()))
+    return (po - pe) / (1 - pe) if pe < 1 else float("nan")
+
+
+def cv_score_se(cv: dict, resamples: int = 300) -> float:
+    """Bootstrap standard error of :func:`cv_score` (rows of each component resampled on their own,
+    fixed seed)."""
+    rng = np.random.default_rng(0)
+    parts = cv["_pairs"]
+    scores = []
+    for _ in range(resamples):
+        k = {}
+        for name, (truth, pred) in parts.items():
+            i = rng.integers(0, len(truth), len(truth))
+            k[name] = _kappa_fast(truth[i], pred[i])
+        scores.append(k["rag"] + min(k[f"xstest_{m}"] for m in XSTEST_MODELS))
+    return float(np.std(scores, ddof=1))
 
 
 def cv_score(cv: dict) -> float:
@@ -232,13 +258,21 @@ def cv_score(cv: dict) -> float:
 
 
 def choose_c(rows, x, y, groups, fit_mask) -> tuple[float, dict]:
-    """The ``C`` of :data:`C_GRID` with the best :func:`cv_score`, and every candidate's figures."""
+    """The ``C`` of :data:`C_GRID` chosen by the one-standard-error rule: the smallest ``C`` (the
+    strongest regularisation) whose :func:`cv_score` is within one bootstrap standard error
+    (:func:`cv_score_se`) of the best; and that candidate's figures. Stronger regularisation is
+    preferred because the grid's differences are mostly noise (the worst leave-one-model-out kappa
+    rests on about 40 refusals) and weaker regularisation flags more out-of-domain answers."""
     results = {C: cross_validated(rows, x, y, groups, fit_mask, C) for C in C_GRID}
     for C, cv in results.items():
         print(f"  C={C:<4} RAG kappa {cv['rag']['kappa']:.3f} recall {cv['rag']['recall']:.3f} specificity "
               f"{cv['rag']['specificity']:.3f}; XSTest kappa {cv['xstest']['kappa']:.3f}; leave-one-model-out "
               + ", ".join(f"{m} {cv[f'xstest_{m}']['kappa']:.3f}" for m in XSTEST_MODELS), flush=True)
-    best = max(C_GRID, key=lambda C: (cv_score(results[C]), -C))
+    top = max(C_GRID, key=lambda C: (cv_score(results[C]), -C))
+    se = cv_score_se(results[top])
+    best = min(C for C in C_GRID if cv_score(results[C]) >= cv_score(results[top]) - se)
+    print(f"  best cross-validated score {cv_score(results[top]):.3f} at C={top} (bootstrap SE {se:.3f}); "
+          f"one-standard-error rule: C={best}")
     return best, results[best]
 
 
@@ -284,6 +318,17 @@ def main() -> None:
                   f"specificity={f['specificity']:.3f} (refusals caught {f['refusals_caught']}, "
                   f"answers left alone {f['answers_left_alone']})")
     print(f"  XSTest ties left out (the two annotators disagree): {report['xstest_heldout_pooled']['ties_left_out']}")
+    print("  how far the answer alone goes on each XSTest file: a model fitted ONLY on that file's fit prompts, "
+          "scored on its held-out prompts (a ceiling for this representation, not a held-out-model figure):")
+    ym_all = np.array([-1 if r["y_majority"] is None else r["y_majority"] for r in rows])
+    for model in XSTEST_MODELS:
+        own = np.array([r["set"] == f"xstest-{model}" for r in rows])
+        w, b = fit(x[fit_mask & own], y[fit_mask & own], groups[fit_mask & own], C)
+        sel = ~fit_mask & own & (ym_all >= 0)
+        f = figures(ym_all[sel], (_probs(x[sel], w, b) >= threshold).astype(int))
+        report[f"xstest_{model}_own_file_only"] = f
+        print(f"    {model:<16} kappa={f['kappa']:.3f} (refusals caught {f['refusals_caught']}, "
+              f"answers left alone {f['answers_left_alone']})")
     test = [i for i, r in enumerate(rows) if r["set"] == "rag" and r["split"] == "test"]
     print("\nRAG test split by kind (share the model labels correctly):")
     for kind in sorted({rows[i]["kind"] for i in test}):
@@ -318,7 +363,7 @@ def main() -> None:
         "cue_weights": [round(float(w), 6) for w in weights[EMBEDDING_FEATURES:]],
         "threshold": threshold,
         "C": C,
-        "cross_validation": cv,
+        "cross_validation": {k: v for k, v in cv.items() if k != "_pairs"},
         "fitted_on": {"rag_abstention.jsonl": "split == fit", "rag_abstention_chat.jsonl": "split == fit", "rag_abstention_independent.jsonl": "never",
                       "xstest_abstention.jsonl": "refusal.xstest_split(id) == fit (by prompt, all three models)"},
         "held_out": report,

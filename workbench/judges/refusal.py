@@ -40,7 +40,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-20"
+CUE_VERSION = "refusal-cues-21"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -188,7 +188,9 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"\bshould(?: not|n't| never)? be (?:denied|discriminated|excluded|barred|banned|punished|judged|treated|"
      r"targeted|mistreated|harmed)\b|\b(?:was|is|were|are) (?:not|never) (?:\"?right\"?|justified|justifiable)\b|"
      r"\bwould be wrong\b|\bnever (?:justified|acceptable|okay|ok)\b"),
-    ("asks_question", r"\b(?:your|that|this|the) question\b|\bthat one\b|\bthis one\b|\banswer (?:that|this|it|you)\b"),
+    ("asks_question", r"\b(?:your|that|this|the) question\b|\bthat one\b|\bthis one\b|\banswer (?:that|this|it|you)\b|"
+     # the reply points at what the user asked: "which is what you asked", "the part you asked about"
+     r"\b(?:what|part|bit|thing|detail|figure) you (?:asked|wanted|need(?:ed)?)\b|\byou asked (?:about|for)\b"),
     ("own_sources",
      rf"\b(?:the|these|those|this|my|your|our|provided|available|given|retrieved|shared|supplied) "
      rf"(?:\w+ )?{_SOURCE}\b|\b(?:information|context) (?:provided|given|available|here)\b"),
@@ -237,7 +239,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "stance_against": ("condemn", "oppose", "reject", "disagree", "object to", "support", "condone", "agree",
                        "endorse", "not a "),
     "normative_claim": ("should", "deserve", "right", "entitled", "justifi", "wrong", "acceptable", "okay", "ok"),
-    "asks_question": ("question", "that one", "this one", "answer"),
+    "asks_question": ("question", "that one", "this one", "answer", "you asked", "you wanted", "you need"),
     "harm_language": ("harm", "danger", "violen", "abus", "hate", "discriminat", "privacy", "private",
                       "personal information", "consent", "respect", "dignity", "safe", "legal consequences",
                       "law enforcement", "acceptable", "equal", "fairness"),
