@@ -3,7 +3,7 @@
 ``AdaptiveLimiter`` bounds calls in flight. The server's capacity is unknown at the start, so it
 starts at ONE call in flight (or stays at a fixed cap). That first call measures the latency of a
 call that did not queue (the baseline); on its success the limit jumps to an initial window of
-``DEFAULT_INITIAL_WINDOW`` (10, like TCP's initial window), fewer when that many calls served one
+``DEFAULT_INITIAL_WINDOW`` (16; TCP's initial window is 10), fewer when that many calls served one
 after another would pass half the timeout. Then it grows: it doubles per window of
 successes while latency stays flat ("slow start": a window is ``limit`` successes, one round
 trip), and after the first congestion signal it adds one per flat window (at least 4 successes). Congestion signals halve it (once per epoch): a 429, a call that timed
@@ -46,7 +46,7 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 DEFAULT_INITIAL_LIMIT = 1  # capacity unknown: start low, grow while latency stays flat
-DEFAULT_INITIAL_WINDOW = 10  # the limit after the first window of successes (TCP's initial window), headroom permitting
+DEFAULT_INITIAL_WINDOW = 16  # the limit after the first window of successes (like TCP's initial window), headroom permitting
 NEAR_TIMEOUT = 0.6  # a success slower than this share of the timeout is a congestion signal
 GROW_HEADROOM = 0.5  # grow only if the slowest call, scaled by the growth, stays under this share
 BASELINE_DRIFT = 1.1  # the baseline (lowest window median) may rise 10% per window, so one lucky window cannot pin it
