@@ -98,7 +98,8 @@ before = gc.get_freeze_count()
 assert lazy_openai.openai.AsyncOpenAI is not None and "openai" in sys.modules
 after = gc.get_freeze_count()
 lazy_openai.openai.RateLimitError  # a later first use of another name: no second freeze
-print("@@", lazy_openai.FREEZE_AFTER_IMPORT, before, after, gc.get_freeze_count() == after, gc.isenabled())
+print("@@", lazy_openai.FREEZE_AFTER_IMPORT, before, after, gc.get_freeze_count() == after, gc.isenabled(),
+      gc.get_threshold()[0])
 """
 
 
@@ -108,10 +109,14 @@ def _freeze_probe(mode: str) -> list[str]:
     return done.stdout.rpartition("@@")[2].split()
 
 
-def test_the_workbench_program_freezes_what_the_openai_import_made_and_others_are_left_alone():
-    flag, before, after, once, collector_on = _freeze_probe("program")
+def test_the_workbench_program_tunes_its_collector_and_others_are_left_alone():
+    from workbench.cli import YOUNG_COLLECTION_THRESHOLD
+
+    flag, before, after, once, collector_on, young = _freeze_probe("program")
     assert flag == "True" and before == "0" and int(after) > 10_000 and once == "True" and collector_on == "True"
-    flag, before, after, once, collector_on = _freeze_probe("runner")
+    assert int(young) == YOUNG_COLLECTION_THRESHOLD
+    flag, before, after, once, collector_on, young = _freeze_probe("runner")
     assert flag == "False" and before == after == "0" and collector_on == "True"
-    *_, collector_on = _freeze_probe("collector-off")  # the collector is restored as it was: off
+    assert int(young) < YOUNG_COLLECTION_THRESHOLD  # Python's own
+    *_, collector_on, _young = _freeze_probe("collector-off")  # the collector is restored as it was: off
     assert collector_on == "False"
