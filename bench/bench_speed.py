@@ -2,7 +2,7 @@
 the loopback fake server (``tests/fake_openai.py``) answering every call after 200 ms.
 
     .venv/bin/python bench/bench_speed.py [--items 200] [--latency 0.2] [--runs 1] [--save DIR] [--src DIR ...]
-        [--only default|two|cached ...] [--profile DIR]
+        [--only default|two|cached ...] [--profile DIR] [--max-load 1.0]
 
 Before/after under the same load: ``git archive 94e7d1e | tar -x -C /tmp/before`` then
 ``bench_speed.py --src /tmp/before --src . --runs 2`` (versions alternate run by run).
@@ -27,7 +27,8 @@ see it). The machine's load average is printed first: other work on the machine 
 ``server ms/call`` is this process's CPU during the run (the fake server's threads) per call.
 ``1st call s`` is the time from launching the CLI to the server receiving its first request (start-up,
 loading, the client's construction), ``tail s`` from the last reply to the CLI's exit (writing
-outputs); ``load`` is the 1-minute load average when the run started (rerun when it is above 1.0).
+outputs); ``load`` is the 1-minute load average when the run started (``--max-load X`` waits until it
+is at most X before each run).
 ``--profile DIR`` runs each CLI under cProfile (main thread) and prints its top costs per call.
 """
 from __future__ import annotations
@@ -97,8 +98,19 @@ def write_items(path: Path, n: int) -> None:
     path.write_text("\n".join(rows[:n]) + "\n", encoding="utf-8")
 
 
+def wait_for_load(max_load: float | None, max_wait: float = 600.0, poll: float = 5.0) -> float:
+    """The 1-minute load average, after waiting (at most ``max_wait`` s) until it is at or below
+    ``max_load`` (``None``: no wait)."""
+    deadline = time.monotonic() + max_wait
+    load = os.getloadavg()[0]
+    while max_load is not None and load > max_load and time.monotonic() < deadline:
+        time.sleep(poll)
+        load = os.getloadavg()[0]
+    return load
+
+
 def run_cli(fake: TimedFake, evalset: Path, work: Path, cache: Path, out: Path, extra: list[str],
-            src: Path | None = None, profile: Path | None = None) -> dict:
+            src: Path | None = None, profile: Path | None = None, max_load: float | None = None) -> dict:
     """One `workbench score` in a child process; returns the figures of that run."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("WORKBENCH_", "OPENAI_")) and k != "PYTHONDONTWRITEBYTECODE"}
@@ -113,7 +125,7 @@ def run_cli(fake: TimedFake, evalset: Path, work: Path, cache: Path, out: Path, 
     fake.reset()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     server_before = resource.getrusage(resource.RUSAGE_SELF)
-    load = os.getloadavg()[0]
+    load = wait_for_load(max_load)
     started = time.monotonic()
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
     ended = time.monotonic()
@@ -160,6 +172,9 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None,
                         help="run each CLI under cProfile and write DIR/<run>-<r>.prof, then print its top functions "
                              "by own time (profiling slows the run: its wall and CPU figures are not comparable)")
+    parser.add_argument("--max-load", type=float, default=None,
+                        help="before each run, wait (up to 10 min) until the 1-minute load average is at or below "
+                             "this (other work on the machine slows every run; `load` shows the figure it started at)")
     parser.add_argument("--only", choices=["default", "two", "cached"], action="append",
                         help="run only these (cached implies default)")
     parser.add_argument("--src", type=Path, action="append", default=None,
@@ -196,7 +211,7 @@ def main() -> None:
                 if args.profile:
                     args.profile.mkdir(parents=True, exist_ok=True)
                     prof = args.profile.resolve() / f"{name.replace(' ', '-')}-{r}.prof"
-                fig = run_cli(fake, evalset, work, tmp / cache_name, out, extra, src, prof)
+                fig = run_cli(fake, evalset, work, tmp / cache_name, out, extra, src, prof, args.max_load)
                 if not fig:
                     print(f"{name:<16}  n/a: this version has no {' '.join(extra[:1])} option", flush=True)
                     continue
