@@ -26,9 +26,8 @@ FREEZE_AFTER_IMPORT = False
 def import_openai() -> Any:
     """``import openai`` with the cycle collector paused (restored as it was), then ``gc.freeze()``
     when ``FREEZE_AFTER_IMPORT`` is set. Returns the module (at once when it is imported already)."""
-    module = sys.modules.get("openai")
-    if module is not None:
-        return module
+    if "openai" in sys.modules:  # (import_module still waits for another thread's import to finish)
+        return importlib.import_module("openai")
     enabled = gc.isenabled()
     gc.disable()
     try:
