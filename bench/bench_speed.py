@@ -2,7 +2,7 @@
 the loopback fake server (``tests/fake_openai.py``) answering every call after 200 ms.
 
     .venv/bin/python bench/bench_speed.py [--items 200] [--latency 0.2] [--runs 1] [--save DIR] [--src DIR ...]
-        [--only default|two|cached ...] [--profile DIR]
+        [--only default|two|cached ...] [--profile DIR] [--max-load 1.0]
 
 Before/after under the same load: ``git archive 94e7d1e | tar -x -C /tmp/before`` then
 ``bench_speed.py --src /tmp/before --src . --runs 2`` (versions alternate run by run).
@@ -25,6 +25,10 @@ the cached re-run's, per call). ``--save DIR`` keeps each run's ``items.jsonl``
 ``PYTHONDONTWRITEBYTECODE`` is removed from the child's environment (start-up is timed as users
 see it). The machine's load average is printed first: other work on the machine slows every run.
 ``server ms/call`` is this process's CPU during the run (the fake server's threads) per call.
+``1st call s`` is the time from launching the CLI to the server receiving its first request (start-up,
+loading, the client's construction), ``tail s`` from the last reply to the CLI's exit (writing
+outputs); ``load`` is the 1-minute load average when the run started (``--max-load X`` waits until it
+is at most X before each run).
 ``--profile DIR`` runs each CLI under cProfile (main thread) and prints its top costs per call.
 """
 from __future__ import annotations
@@ -72,6 +76,12 @@ class TimedFake(FakeOpenAI):
         with self._span_lock:
             self.spans.clear()
 
+    def first_and_last(self) -> tuple[float, float] | None:
+        """``time.monotonic()`` of the first request received and of the last reply produced."""
+        with self._span_lock:
+            spans = list(self.spans)
+        return (min(s for s, _ in spans), max(e for _, e in spans)) if spans else None
+
     def mean_in_flight(self) -> float:
         with self._span_lock:
             spans = list(self.spans)
@@ -88,8 +98,19 @@ def write_items(path: Path, n: int) -> None:
     path.write_text("\n".join(rows[:n]) + "\n", encoding="utf-8")
 
 
+def wait_for_load(max_load: float | None, max_wait: float = 600.0, poll: float = 5.0) -> float:
+    """The 1-minute load average, after waiting (at most ``max_wait`` s) until it is at or below
+    ``max_load`` (``None``: no wait)."""
+    deadline = time.monotonic() + max_wait
+    load = os.getloadavg()[0]
+    while max_load is not None and load > max_load and time.monotonic() < deadline:
+        time.sleep(poll)
+        load = os.getloadavg()[0]
+    return load
+
+
 def run_cli(fake: TimedFake, evalset: Path, work: Path, cache: Path, out: Path, extra: list[str],
-            src: Path | None = None, profile: Path | None = None) -> dict:
+            src: Path | None = None, profile: Path | None = None, max_load: float | None = None) -> dict:
     """One `workbench score` in a child process; returns the figures of that run."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("WORKBENCH_", "OPENAI_")) and k != "PYTHONDONTWRITEBYTECODE"}
@@ -104,9 +125,11 @@ def run_cli(fake: TimedFake, evalset: Path, work: Path, cache: Path, out: Path, 
     fake.reset()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     server_before = resource.getrusage(resource.RUSAGE_SELF)
-    started = time.perf_counter()
+    load = wait_for_load(max_load)
+    started = time.monotonic()
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
+    ended = time.monotonic()
+    wall = ended - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     server_after = resource.getrusage(resource.RUSAGE_SELF)
     if proc.returncode != 0 and "No such option" in proc.stderr:
@@ -117,8 +140,14 @@ def run_cli(fake: TimedFake, evalset: Path, work: Path, cache: Path, out: Path, 
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     server_cpu = (server_after.ru_utime - server_before.ru_utime) + (server_after.ru_stime - server_before.ru_stime)
     chat, emb = fake.count(CHAT_PATH), fake.count(EMBEDDINGS_PATH)
-    return {"wall": wall, "chat": chat, "embed": emb, "prompt_tokens": summary["judge"]["prompt_tokens"],
+    span = fake.first_and_last()
+    first, tail = (span[0] - started, ended - span[1]) if span else (None, None)
+    return {"wall": wall, "load": load, "first": first, "tail": tail, "chat": chat, "embed": emb, "prompt_tokens": summary["judge"]["prompt_tokens"],
             "in_flight": fake.mean_in_flight(), "cpu": cpu, "server_cpu": server_cpu, "summary": summary}
+
+
+def _secs(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def print_profile(path: Path, calls: int, top: int = 12) -> None:
@@ -143,6 +172,9 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None,
                         help="run each CLI under cProfile and write DIR/<run>-<r>.prof, then print its top functions "
                              "by own time (profiling slows the run: its wall and CPU figures are not comparable)")
+    parser.add_argument("--max-load", type=float, default=None,
+                        help="before each run, wait (up to 10 min) until the 1-minute load average is at or below "
+                             "this (other work on the machine slows every run; `load` shows the figure it started at)")
     parser.add_argument("--only", choices=["default", "two", "cached"], action="append",
                         help="run only these (cached implies default)")
     parser.add_argument("--src", type=Path, action="append", default=None,
@@ -153,7 +185,7 @@ def main() -> None:
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "
           f"{args.items} BEGIN items, fake server {args.latency * 1000:.0f} ms per call")
     print(f"{'run':<16}{'wall s':>8}{'chat/item':>11}{'embed/item':>11}{'prompt tok/item':>16}"
-          f"{'in flight':>11}{'CPU ms/call':>13}{'CPU s':>8}{'server ms/call':>16}")
+          f"{'in flight':>11}{'CPU ms/call':>13}{'CPU s':>8}{'server ms/call':>16}{'1st call s':>12}{'tail s':>8}{'load':>6}")
     with TimedFake(latency=args.latency) as fake, tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         evalset = tmp / "items.jsonl"
@@ -179,7 +211,7 @@ def main() -> None:
                 if args.profile:
                     args.profile.mkdir(parents=True, exist_ok=True)
                     prof = args.profile.resolve() / f"{name.replace(' ', '-')}-{r}.prof"
-                fig = run_cli(fake, evalset, work, tmp / cache_name, out, extra, src, prof)
+                fig = run_cli(fake, evalset, work, tmp / cache_name, out, extra, src, prof, args.max_load)
                 if not fig:
                     print(f"{name:<16}  n/a: this version has no {' '.join(extra[:1])} option", flush=True)
                     continue
@@ -190,7 +222,8 @@ def main() -> None:
                 server_per_call = f"{1000 * fig['server_cpu'] / calls:.2f}" if calls else "n/a"
                 print(f"{name:<16}{fig['wall']:>8.2f}{fig['chat'] / n:>11.2f}{fig['embed'] / n:>11.2f}"
                       f"{fig['prompt_tokens'] / n:>16.0f}{fig['in_flight']:>11.1f}{cpu_per_call:>13}{fig['cpu']:>8.2f}"
-                      f"{server_per_call:>16}", flush=True)
+                      f"{server_per_call:>16}{_secs(fig['first']):>12}{_secs(fig['tail']):>8}{fig['load']:>6.2f}",
+                      flush=True)
                 if prof is not None:
                     print_profile(prof, calls)
                 if args.save:

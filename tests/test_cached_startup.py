@@ -77,3 +77,46 @@ def test_the_sdk_pool_answers_idle_checks_from_the_socket_and_still_reuses_conne
         await client.close()
 
     asyncio.run(two_calls())
+
+
+FREEZE_PROBE = """
+import gc, sys
+from workbench.cli import main
+from workbench.judges import lazy_openai
+mode = sys.argv[1]
+if mode == "collector-off":
+    gc.disable()
+try:
+    if mode == "program":  # as the `workbench` script calls it: arguments from sys.argv
+        sys.argv = ["workbench", "--version"]
+        main()
+    else:  # as click's test runner and other programs call it
+        main(["--version"])
+except SystemExit:
+    pass
+before = gc.get_freeze_count()
+assert lazy_openai.openai.AsyncOpenAI is not None and "openai" in sys.modules
+after = gc.get_freeze_count()
+lazy_openai.openai.RateLimitError  # a later first use of another name: no second freeze
+print("@@", lazy_openai.FREEZE_AFTER_IMPORT, before, after, gc.get_freeze_count() == after, gc.isenabled(),
+      gc.get_threshold()[0])
+"""
+
+
+def _freeze_probe(mode: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", FREEZE_PROBE, mode], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.rpartition("@@")[2].split()
+
+
+def test_the_workbench_program_tunes_its_collector_and_others_are_left_alone():
+    from workbench.cli import YOUNG_COLLECTION_THRESHOLD
+
+    flag, before, after, once, collector_on, young = _freeze_probe("program")
+    assert flag == "True" and before == "0" and int(after) > 10_000 and once == "True" and collector_on == "True"
+    assert int(young) == YOUNG_COLLECTION_THRESHOLD
+    flag, before, after, once, collector_on, young = _freeze_probe("runner")
+    assert flag == "False" and before == after == "0" and collector_on == "True"
+    assert int(young) < YOUNG_COLLECTION_THRESHOLD  # Python's own
+    *_, collector_on, _young = _freeze_probe("collector-off")  # the collector is restored as it was: off
+    assert collector_on == "False"

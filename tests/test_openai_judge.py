@@ -351,8 +351,28 @@ def test_300_concurrent_verify_calls_all_succeed(fake_openai):
     assert len(verdicts) == 300 and all(v.supported for v in verdicts)
     assert fake_openai.count(CHAT_PATH) == 300 and judge.usage().failures == 0
     assert judge.limiter.peak_in_flight >= 4  # started at 1 and grew: really concurrent
-    assert judge.limiter.history[0] == ("flat", 2)
+    assert judge.limiter.history[0] == ("flat", 16)  # after the first call: the initial window
     assert judge.limiter.in_flight == 0
+
+
+def test_a_429_storm_right_after_the_first_call_backs_off_from_the_initial_window(fake_openai):
+    fake_openai.latency = 0.02
+    judge = make_judge(fake_openai, max_retries=10)
+    assert verify(judge).supported is True  # the first call goes alone, then the initial window opens
+    assert judge.limiter.limit == 16 and judge.limiter.history == [("flat", 16)]
+    fake_openai.push_fault(*[Fault.rate_limit()] * 40)  # the next 40 requests are throttled
+
+    async def run_all():
+        return await asyncio.gather(*(judge.verify(f"Monthly plans can be cancelled, case {i}.", PASSAGES)
+                                      for i in range(30)))
+
+    verdicts = run_sync(run_all())
+    assert len(verdicts) == 30 and judge.usage().failures == 0
+    assert fake_openai.count(CHAT_PATH) == 1 + 30 + 40  # every 429 was retried once more
+    # the first wave of 16 was throttled: halved once per wave (stale 429s of a wave are ignored) down to 1
+    assert judge.limiter.history[:5] == [("flat", 16), ("throttled", 8), ("throttled", 4), ("throttled", 2),
+                                         ("throttled", 1)]
+    assert judge.limiter.peak_in_flight == 16 and judge.limiter.in_flight == 0
 
 
 def test_fixed_concurrency_is_a_hard_cap(fake_openai):
@@ -379,39 +399,65 @@ def test_limiter_halves_on_throttle_once_per_epoch_and_never_below_one():
     assert limiter.history[:2] == [("throttled", 32), ("throttled", 16)]
 
 
-def test_limiter_starts_at_one_doubles_while_flat_then_grows_by_one_and_halves_on_a_spike():
+def test_limiter_starts_at_one_jumps_to_the_initial_window_doubles_while_flat_then_grows_by_one_and_halves_on_a_spike():
     limiter = AdaptiveLimiter(window=4)
     assert limiter.limit == 1  # capacity unknown: start low
     for _ in range(4):
         limiter.on_success(0.10)
-    assert limiter.limit == 2 and limiter.baseline == pytest.approx(0.10)
+    assert limiter.limit == 16 and limiter.baseline == pytest.approx(0.10)  # the initial window
     for _ in range(4):
         limiter.on_success(0.12)  # within 1.3x of baseline: flat, still slow start (doubling)
-    assert limiter.limit == 4
+    assert limiter.limit == 32
     for _ in range(4):
         limiter.on_success(0.50)  # > 1.8x baseline: latency grew with the number in flight, halve
-    assert limiter.limit == 2 and limiter.history[-1] == ("latency", 2) and not limiter.slow_start
+    assert limiter.limit == 16 and limiter.history[-1] == ("latency", 16) and not limiter.slow_start
     for _ in range(4):
         limiter.on_success(0.11)  # flat again: now one at a time
-    assert limiter.limit == 3
+    assert limiter.limit == 17
     for _ in range(4):
         limiter.on_success(0.16)  # 1.3x..1.8x: hold
-    assert limiter.limit == 3
+    assert limiter.limit == 17
     stale = limiter.epoch - 1
     for _ in range(8):
         limiter.on_success(5.0, stale)  # measured before the decrease: ignored
-    assert limiter.limit == 3
+    assert limiter.limit == 17
     limiter.on_throttle(limiter.epoch, "timeout")  # a timeout is a congestion signal like a 429
-    assert limiter.history[-1] == ("timeout", 1)
+    assert limiter.history[-1] == ("timeout", 8)
+    assert [limit for _, limit in limiter.history] == [16, 32, 16, 17, 8]
+
+
+def test_limiter_initial_window_only_once_and_within_the_timeout_headroom():
+    plain = AdaptiveLimiter(initial_window=2)  # plain doubling from one, as before the initial window
+    plain.on_success(0.2)
+    plain.on_success(0.2)
+    plain.on_success(0.2)
+    assert plain.history == [("flat", 2), ("flat", 4)]
+    # timeout 10 s, first call 1 s: 16 calls served one after another would take 16 s > 5 s; 5 fit
+    roomy = AdaptiveLimiter(timeout=10.0)
+    roomy.on_success(1.0)
+    assert roomy.limit == 5 and roomy.history == [("flat", 5)]
+    # first call 0.25 s, timeout 1 s: only 2 fit, which is plain doubling
+    tight = AdaptiveLimiter(timeout=1.0)
+    tight.on_success(0.25)
+    assert tight.limit == 2
+    # first call 0.6 s, timeout 1 s: not even 2 fit, so no growth at all (as before)
+    slow = AdaptiveLimiter(timeout=1.0)
+    slow.on_success(0.6)
+    assert slow.limit == 1 and slow.history == []
+    # a limiter that starts higher doubles when that beats the initial window
+    high = AdaptiveLimiter(initial=8)
+    for _ in range(8):
+        high.on_success(0.1)
+    assert high.limit == 16
 
 
 def test_limiter_baseline_is_the_lowest_window_median_drifting_up_slowly():
     limiter = AdaptiveLimiter(window=4)
     for latency in (0.1, 0.1, 0.1, 0.1, 0.25, 0.25, 0.25, 0.25):
         limiter.on_success(latency)
-    # a one-slot server: 2 in flight took 2.5x as long -> back to 1; the slow window did not raise
-    # the baseline to its own level (an EWMA would have), only by the 10% drift
-    assert limiter.limit == 1 and limiter.baseline == pytest.approx(0.11)
+    # a one-slot server: 16 in flight (the initial window) took 2.5x as long -> halved; the slow
+    # window did not raise the baseline to its own level (an EWMA would have), only by the 10% drift
+    assert limiter.limit == 8 and limiter.baseline == pytest.approx(0.11)
 
 
 def test_limiter_fixed_never_changes_and_bounds_admission():

@@ -41,8 +41,40 @@ class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*COMMAND_MODULES, *sorted(set(self.commands) - set(COMMAND_MODULES))]
 
+    def main(self, args=None, *rest, **kwargs):
+        """Run the command line; with ``args=None`` (the ``workbench`` program, a process of its own)
+        the cycle collector is first tuned for one run (``tune_collector``). Callers that pass
+        ``args`` (click's test runner, other programs) live on and are left alone."""
+        if args is None:
+            tune_collector()
+        return super().main(args, *rest, **kwargs)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return self.commands.get(cmd_name) or load_command(cmd_name)
+
+
+#: objects allocated (net) between two collections of the youngest generation in a ``workbench``
+#: process (Python's default is 700: a scoring run collected several hundred times)
+YOUNG_COLLECTION_THRESHOLD = 20_000
+
+
+def tune_collector() -> None:
+    """The cycle collector of a process that ends with this command: freeze every object alive after
+    ``openai`` is imported (``workbench.judges.lazy_openai``) and all of them at exit, so neither
+    later full collections nor the collection at exit walk them again (the memory is freed with
+    the process; ``atexit`` handlers still run), and collect the youngest generation every
+    ``YOUNG_COLLECTION_THRESHOLD`` allocations instead of 700 (garbage cycles wait a little
+    longer: a few MB). Off a two-metric run of 200 items: about 0.25 s at exit and 0.3 s of
+    collections; off a cached re-run: about 0.15 s."""
+    import atexit
+    import gc
+
+    from workbench.judges import lazy_openai
+
+    lazy_openai.FREEZE_AFTER_IMPORT = True
+    atexit.register(gc.freeze)
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, older, oldest)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

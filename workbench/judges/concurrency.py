@@ -1,7 +1,10 @@
 """One async concurrency core for remote judges: an adaptive limiter and the single retry helper.
 
 ``AdaptiveLimiter`` bounds calls in flight. The server's capacity is unknown at the start, so it
-starts at ONE call in flight (or stays at a fixed cap) and grows: it doubles per window of
+starts at ONE call in flight (or stays at a fixed cap). That first call measures the latency of a
+call that did not queue (the baseline); on its success the limit jumps to an initial window of
+``DEFAULT_INITIAL_WINDOW`` (16; TCP's initial window is 10), fewer when that many calls served one
+after another would pass half the timeout. Then it grows: it doubles per window of
 successes while latency stays flat ("slow start": a window is ``limit`` successes, one round
 trip), and after the first congestion signal it adds one per flat window (at least 4 successes). Congestion signals halve it (once per epoch): a 429, a call that timed
 out, and latency that grows with the number in flight (a window's median latency above
@@ -43,6 +46,7 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 DEFAULT_INITIAL_LIMIT = 1  # capacity unknown: start low, grow while latency stays flat
+DEFAULT_INITIAL_WINDOW = 16  # the limit after the first window of successes (like TCP's initial window), headroom permitting
 NEAR_TIMEOUT = 0.6  # a success slower than this share of the timeout is a congestion signal
 GROW_HEADROOM = 0.5  # grow only if the slowest call, scaled by the growth, stays under this share
 BASELINE_DRIFT = 1.1  # the baseline (lowest window median) may rise 10% per window, so one lucky window cannot pin it
@@ -53,6 +57,10 @@ class AdaptiveLimiter:
 
     Args:
         initial: starting limit (1: the capacity is unknown).
+        initial_window: the limit after the first window of successes (the first call, when
+            ``initial`` is 1), when larger than the doubled limit; capped so that this many calls,
+            were the server to serve them one after another at the first window's slowest
+            latency, stay within ``GROW_HEADROOM`` x timeout. ``2`` (or less) is plain doubling.
         fixed: a fixed cap; when given the limit never changes.
         min_limit / max_limit: bounds of the adaptive limit.
         window: successes per adjustment window; ``None`` = the current limit (one adjustment
@@ -77,6 +85,7 @@ class AdaptiveLimiter:
         self,
         initial: int = DEFAULT_INITIAL_LIMIT,
         *,
+        initial_window: int = DEFAULT_INITIAL_WINDOW,
         fixed: int | None = None,
         min_limit: int = 1,
         max_limit: int = 1024,
@@ -92,6 +101,7 @@ class AdaptiveLimiter:
         self.min_limit = max(1, min_limit)
         self.max_limit = max(self.min_limit, max_limit)
         self.limit = fixed if fixed is not None else min(max(initial, self.min_limit), self.max_limit)
+        self.initial_window = initial_window
         self.window = window
         self.spike_factor = spike_factor
         self.flat_factor = flat_factor
@@ -189,7 +199,7 @@ class AdaptiveLimiter:
         self._samples.clear()
         if self.baseline is None:
             self.baseline = median
-            self._grow(slowest)
+            self._grow(slowest, first=True)
             return
         if median > self.spike_factor * self.baseline:
             self._set(self.limit // 2, "latency")
@@ -197,8 +207,12 @@ class AdaptiveLimiter:
             self._grow(slowest)
         self.baseline = min(median, self.baseline * BASELINE_DRIFT)
 
-    def _grow(self, slowest: float) -> None:
+    def _grow(self, slowest: float, first: bool = False) -> None:
         target = self.limit * 2 if self.slow_start else self.limit + 1
+        if first and self.slow_start and self.initial_window > target:
+            target = self.initial_window
+            if self.timeout and slowest > 0:  # as many as fit the headroom, if that is more than doubling
+                target = max(self.limit * 2, min(target, int(GROW_HEADROOM * self.timeout * self.limit / slowest)))
         if self.timeout and slowest * target / self.limit > GROW_HEADROOM * self.timeout:
             return  # no headroom: if the server queues, the slowest call would come near the timeout
         self._set(target, "flat")
