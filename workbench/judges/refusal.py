@@ -93,7 +93,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"\bi'?m (?:not sure|unsure|not certain)\b|\bi am (?:not sure|unsure|not certain)\b|\bnot aware\b|"
      r"\bi couldn't tell you\b|^unknown\b|\bunsure\b|(?:^|[.!?] )not sure\b|"
      r"\b(?:no|not a|not the slightest) clue\b|\b(?:faintest|foggiest)\b|\bbeats me\b|\bhard to say\b|"
-     r"\bi? ?(?:can't|cannot) say\b"),
+     r"\b(?:can't|cannot) say\b"),
     ("first_person_lacks",
      r"\bi (?:have|had|'ve got|'ve) (?:no|nothing)\b|\bi (?:don't|do not) have (?:any |enough |the |that |"
      r"reliable |a |access )?\w*|\bi (?:couldn't|could not|can't|cannot|wasn't able to|was unable to|didn't|"
