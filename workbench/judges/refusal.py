@@ -209,7 +209,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                                "rather not", "have", "know", "hold", "given"),
     "first_person_cannot": ("can", "couldn't", "could not", "unable", "not able"),
     "dont_know": ("know", "idea", "sure", "certain", "aware", "tell you", "unknown", "clue", "faintest", "foggiest",
-                  "beats me", "hard to say", "say"),
+                  "beats me", "hard to say", "can't say", "cannot say"),
     "first_person_lacks": ("have", "had", "'ve", "find", "locate", "see", "identify", "spot", "empty", "blank",
                            "found", "nothing", "lack", "missing"),
     "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older",
@@ -222,7 +222,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                       "make", "nothing like", "nothing indicating", "confirm", "never", "assume"),
     "apology": ("sorry", "apolog", "unfortunately", "regrettably", "afraid", "wish i could"),
     "cannot_determine": ("can't", "cannot", "can not", "impossible", "not possible", "no way", "unable",
-                         "not in a position", "enough", "insufficient", "there", "nothing"),
+                         "not in a position", "enough", "insufficient", "there's no", "there is no", "there are no",
+                         "nothing to", "nothing for me to"),
     "redirect": ("contact", "ask", "consult", "check with", "reach out", "ticket", "speak to", "talk to",
                  "have to confirm", "right place"),
     "no_guess": ("guess", "speculate", "making it up", "make it up", "pass on"),
@@ -238,7 +239,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                   "police"),
     "stance_against": ("condemn", "oppose", "reject", "disagree", "object to", "support", "condone", "agree",
                        "endorse", "not a "),
-    "normative_claim": ("should", "deserve", "right", "entitled", "justifi", "wrong", "acceptable", "okay", "ok"),
+    "normative_claim": ("should", "deserve", "the right", "same right", "entitled", "not right", "never right",
+                        'not "right', 'never "right', "justifi", "would be wrong", "never acceptable", "never ok"),
     "asks_question": ("question", "that one", "this one", "answer", "you asked", "you wanted", "you need"),
     "harm_language": ("harm", "danger", "violen", "abus", "hate", "discriminat", "privacy", "private",
                       "personal information", "consent", "respect", "dignity", "safe", "legal consequences",
@@ -478,12 +480,17 @@ def _bundled_token_embed(embed: Callable[[list[str]], np.ndarray]) -> Callable[[
     table, tokenizer = model.embedding, model.tokenizer
     last = table.shape[0] - 1
 
+    # Every token id indexes the table when the vocabulary is no larger than it (the bundled model's
+    # case): the ids index it as they come; otherwise they are clipped, as wordllama does.
+    in_range = tokenizer.get_vocab_size(with_added_tokens=True) <= table.shape[0]
+
     def token_embed(texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
         for i, text in enumerate(texts):
             ids = tokenizer.encode(text, add_special_tokens=False).ids
             if ids:
-                out[i] = table[np.clip(np.asarray(ids, dtype=np.int32), 0, last)].sum(axis=0, dtype=np.float32) / np.float32(len(ids))
+                rows = table[ids] if in_range else table[np.clip(np.asarray(ids, dtype=np.int32), 0, last)]
+                out[i] = rows.sum(axis=0, dtype=np.float32) / np.float32(len(ids))
         return out
 
     return token_embed
