@@ -70,8 +70,8 @@ FIRST_ROUND_LAST_ID = 687
 #: rows), added in round 4; their test-split rows are reported on their own as the least tuned figure.
 INDEPENDENT_IDS = (1064, 1463)
 XSTEST_MODELS = ("gpt4", "llama2new", "mistralinstruct")
-#: L2 strengths tried; the one with the best cross-validated score on the FIT rows is used
-#: (:func:`choose_c`), never chosen on the held-out figures.
+#: L2 strengths tried; :func:`choose_c` picks one from the cross-validated scores on the FIT rows
+#: (one-standard-error rule), never from the held-out figures.
 C_GRID = (0.5, 1.0, 2.0)
 #: Kinds of answered rows that state a negative fact (the hard case for a refusal detector).
 NEGATIVE_SOUNDING = ("negative_fact", "source_negative")
