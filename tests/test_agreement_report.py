@@ -203,6 +203,20 @@ def test_calibration_report_picks_threshold_and_judge(cal_db, tmp_path):
     assert th.faithfulness == 0.85 and th.answer_relevance == 0.70  # defaults kept
 
 
+def test_thresholds_file_problems_name_the_file(tmp_path):
+    from workbench.config import ThresholdsError
+
+    path = tmp_path / "thresholds.json"
+    for text, fragment in (("[0.8]", "expected a JSON object, got list"), ("{", "line 1: not valid JSON"),
+                           ('{"faithfulness": {"threshold": 2}}', "field faithfulness.threshold")):
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ThresholdsError, match=fragment) as caught:
+            load_thresholds(path)
+        assert str(path) in str(caught.value)
+    with pytest.raises(ThresholdsError, match="thresholds file not found"):
+        load_thresholds(tmp_path / "missing.json")
+
+
 def test_calibration_for_a_named_judge_and_one_class_note(cal_db):
     payload = calibration_report(cal_db, judge="small@2", rng=np.random.default_rng(0), n_boot=50)
     assert payload["judge"] == "small@2" and "judge" not in payload["notes"]

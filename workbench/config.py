@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.jsonl import read_json_object
 from workbench.types import Thresholds
 
 DEFAULT_THRESHOLDS = Thresholds()
@@ -79,11 +80,11 @@ def load_thresholds(path: str | Path | None) -> Thresholds:
         return DEFAULT_THRESHOLDS
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        _, data = read_json_object(path)
     except FileNotFoundError:
         raise ThresholdsError(f"{path}: thresholds file not found") from None
-    except json.JSONDecodeError as exc:
-        raise ThresholdsError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # not JSON, or JSON that is not an object (a list has no tasks)
+        raise ThresholdsError(str(exc)) from None
 
     def pick(key: str, default: float | None) -> float | None:  # a float whenever default is
         entry = data.get(key)

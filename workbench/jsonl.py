@@ -46,13 +46,14 @@ def read_json_object(path: str | Path) -> tuple[bytes, dict[str, Any]]:
     """The bytes of a JSON file (for hashing) and its top-level object.
 
     Raises:
-        ValueError: naming the file when it is not valid JSON or not an object.
+        FileNotFoundError: when the file does not exist.
+        ValueError: naming the file (and the line) when it is not valid JSON or not an object.
     """
     raw = Path(path).read_bytes()
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc.msg}") from None
+        raise ValueError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
     if not isinstance(value, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(value).__name__}")
     return raw, value

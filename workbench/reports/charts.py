@@ -7,7 +7,6 @@ Text that comes from an eval set is untrusted: the only HTML built here
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from workbench.formatting import (
     fixed,
     highlight_quote_html,  # noqa: F401  (re-exported; defined where the app can import it cheaply)
 )
-from workbench.jsonl import read_jsonl
+from workbench.jsonl import read_json_object, read_jsonl
 from workbench.types import QUADRANT_CELLS, QUADRANTS
 
 QUADRANT_COLORS: dict[str, str] = {cell.name: cell.color for cell in QUADRANT_CELLS}
@@ -52,13 +51,11 @@ def read_run(run_dir: str | Path) -> tuple[dict, list[dict]]:
     run_dir = Path(run_dir)
     summary_path, items_path = run_dir / "summary.json", run_dir / "items.jsonl"
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        _, summary = read_json_object(summary_path)
     except FileNotFoundError:
         raise RunError(f"{summary_path}: file not found (expected a run folder from `workbench score`)") from None
-    except json.JSONDecodeError as exc:
-        raise RunError(f"{summary_path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
-    if not isinstance(summary, dict):
-        raise RunError(f"{summary_path}: expected a JSON object, got {type(summary).__name__}")
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     try:
         records = read_jsonl(items_path)
     except FileNotFoundError:
