@@ -24,7 +24,7 @@ import pandas as pd
 from workbench.calibration.corrections import RATE_LABELS
 from workbench.formatting import NA, bracketed, num, percent
 from workbench.metrics.quadrant import SHARE_CELLS
-from workbench.reports.charts import QUADRANT_COLORS, judges_table, read_run, summary_table
+from workbench.reports.charts import QUADRANT_COLORS, human_table, judges_table, read_run, summary_table
 
 SERIES_COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00")
 
@@ -289,31 +289,30 @@ def corrected_section(corrected: Mapping[str, Any] | None) -> str:
             f"{_notes(notes)}<figure>{chart}</figure>")
 
 
+def _pairs_text(human: Mapping[str, Any]) -> str:
+    """The annotator pairs' kappa summarised (mean, min, max over the pairs sharing enough units)."""
+    summ = human.get("pairwise_summary") or {}
+    if summ.get("pairs_read"):
+        return (f"mean {_num(summ.get('mean'))} (min {_num(summ.get('min'))}, max {_num(summ.get('max'))}) "
+                f"over {summ['pairs_read']} of {summ['pairs']} pairs sharing >= {summ['min_overlap']} units")
+    if summ.get("pairs"):
+        return f"no pair shares {summ.get('min_overlap')} units ({summ['pairs']} pairs)"
+    return ""
+
+
 def _human_frame(agreement: Mapping[str, Any]) -> pd.DataFrame:
-    """Human-human agreement per task, readable at any number of annotators: annotator pairs are
-    summarised (mean, min, max over the pairs sharing enough units), not listed."""
-    rows = []
-    for task, block in agreement.items():
-        if not isinstance(block, Mapping) or not block:
-            continue
-        human = block.get("human") or {}
-        ci = human.get("alpha_ci") or [None, None]
-        names = [str(a) for a in block.get("annotators") or []]
-        summ = human.get("pairwise_summary") or {}
-        if summ.get("pairs_read"):
-            pairs = (f"mean {_num(summ.get('mean'))} (min {_num(summ.get('min'))}, max {_num(summ.get('max'))}) "
-                     f"over {summ['pairs_read']} of {summ['pairs']} pairs sharing >= {summ['min_overlap']} units")
-        elif summ.get("pairs"):
-            pairs = f"no pair shares {summ.get('min_overlap')} units ({summ['pairs']} pairs)"
-        else:
-            pairs = ""
-        rows.append({"task": task, "units": block.get("units"), "labelled_units": block.get("labelled_units"),
-                     "annotators": ", ".join(names) if len(names) <= 8 else f"{len(names)} ({', '.join(names[:8])}, ...)",
-                     "alpha": human.get("alpha"), "alpha_low": ci[0], "alpha_high": ci[1],
-                     "pairwise_kappa": pairs,
-                     "too_small": "too small to read" if human.get("too_small") and len(names) >= 2 else ""})
-    return pd.DataFrame(rows, columns=["task", "units", "labelled_units", "annotators", "alpha", "alpha_low",
-                                       "alpha_high", "pairwise_kappa", "too_small"])
+    """``workbench.reports.charts.human_table``, readable at any number of annotators: annotator
+    pairs are summarised (:func:`_pairs_text`), not listed, long annotator lists are cut after 8
+    names, and the small-sample mark is added."""
+    frame = human_table(agreement).copy()
+    blocks = [block for block in agreement.values() if isinstance(block, Mapping) and block]
+    names = [[str(a) for a in block.get("annotators") or []] for block in blocks]
+    humans = [block.get("human") or {} for block in blocks]
+    frame["annotators"] = [", ".join(n) if len(n) <= 8 else f"{len(n)} ({', '.join(n[:8])}, ...)" for n in names]
+    frame["pairwise_kappa"] = [_pairs_text(human) for human in humans]
+    frame["too_small"] = ["too small to read" if human.get("too_small") and len(n) >= 2 else ""
+                          for human, n in zip(humans, names)]
+    return frame
 
 
 def _judges_frame(agreement: Mapping[str, Any]) -> pd.DataFrame:
