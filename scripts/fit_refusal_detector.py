@@ -117,6 +117,11 @@ def figures(y: np.ndarray, pred: np.ndarray) -> dict:
             "refusals_caught": f"{tp}/{tp + fn}", "answers_left_alone": f"{tn}/{tn + fp}"}
 
 
+def _majority(rows: list[dict]) -> np.ndarray:
+    """Each row's human-majority label as an array: 1 refused, 0 answered, -1 a tie (left out)."""
+    return np.array([-1 if r["y_majority"] is None else r["y_majority"] for r in rows])
+
+
 def _number(row_id: str) -> int:
     """The running number of a hand-written row id (``rag-abst-0123`` -> 123)."""
     return int(row_id.rsplit("-", 1)[-1])
@@ -139,7 +144,7 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     """
     report = {}
     y = np.array([r["y"] for r in rows])
-    ym = np.array([-1 if r["y_majority"] is None else r["y_majority"] for r in rows])
+    ym = _majority(rows)
     phrase = np.array([looks_like_refusal(r["answer"]) for r in rows], int)
 
     def block(idx, truth, p):
@@ -202,7 +207,7 @@ def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.n
 
     f = np.array([fold(r) for r in rows])
     sets = np.array([r["set"] for r in rows])
-    ym = np.array([-1 if r["y_majority"] is None else r["y_majority"] for r in rows])
+    ym = _majority(rows)
     pred = np.full(len(rows), -1)
     for k in range(folds):
         w, b = fit(x[fit_mask & (f != k)], y[fit_mask & (f != k)], groups[fit_mask & (f != k)], C)
@@ -320,7 +325,7 @@ def main() -> None:
     print(f"  XSTest ties left out (the two annotators disagree): {report['xstest_heldout_pooled']['ties_left_out']}")
     print("  how far the answer alone goes on each XSTest file: a model fitted ONLY on that file's fit prompts, "
           "scored on its held-out prompts (a ceiling for this representation, not a held-out-model figure):")
-    ym_all = np.array([-1 if r["y_majority"] is None else r["y_majority"] for r in rows])
+    ym_all = _majority(rows)
     for model in XSTEST_MODELS:
         own = np.array([r["set"] == f"xstest-{model}" for r in rows])
         w, b = fit(x[fit_mask & own], y[fit_mask & own], groups[fit_mask & own], C)

@@ -371,11 +371,10 @@ def refusal_cues(answer: str, *, prefilter: bool = True) -> np.ndarray:
 def _cues(answer: str, head: str, first: str, *, prefilter: bool = True) -> np.ndarray:
     has_source = not _SOURCE_WORDS.isdisjoint(_WORD.findall(head))
     values = [_cue(name, regex, head, has_source=has_source, prefilter=prefilter) for name, regex in _CUE_REGEX]
+    by_value = dict(zip(_REGEX_CUES, values))
     if first == head:  # a one-sentence head: the first-sentence cues are the head's
-        by_value = dict(zip(_REGEX_CUES, values))
         firsts = [by_value[name] for name in _FIRST_SENTENCE_CUES]
     else:
-        by_value = dict(zip(_REGEX_CUES, values))
         firsts = [0.0 if prefilter and name in _FIRST_NEEDS_HEAD and not by_value[name]
                   else _cue(name, _BY_NAME[name], first, has_source=has_source, prefilter=prefilter)
                   for name in _FIRST_SENTENCE_CUES]
