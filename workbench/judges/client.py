@@ -40,7 +40,7 @@ def endpoint_host(base_url: str | None) -> str:
     return (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
 
 
-#: connections kept when concurrency is adaptive (it starts at 1 and grows; calls beyond this queue in the pool)
+#: connections kept when concurrency is adaptive (one call, then an initial window, then growth; calls beyond this queue in the pool)
 ADAPTIVE_POOL_SIZE = 64
 
 
