@@ -142,6 +142,11 @@ def test_a_press_for_a_unit_no_longer_shown_is_refused_with_a_message(store_path
     assert _rows(store_path, "SELECT unit_id FROM labels") == [{"unit_id": "claim_support:q0:0"}]
     assert any("Not saved" in e.value and "claim_support:q0:0" in e.value for e in at.error)
     assert "claim text 1" in _texts(at)  # still the unit on screen, unlabelled
+    # the next press's message replaces that one, but the count of refused presses stays
+    _value(at, 0).click().run()
+    assert not at.error and any("1 key press was not saved" in w.value for w in at.warning)
+    at.button(key="label_refused_dismiss").click().run()
+    assert not any("not saved" in w.value for w in at.warning)
 
 
 def test_undo_retracts_the_last_label_and_shows_its_unit_again(store_path):

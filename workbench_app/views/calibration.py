@@ -164,8 +164,10 @@ for key, entry in curves.items():
                              key=f"calib_logistic_{key}")
 
 st.subheader("Thresholds to write")
-status = {k: ("flagged: written (acknowledged)" if _included(k, flagged) else "flagged: left out until acknowledged")
-          if k in flagged else "trusted: written" for k in SCORE_KEYS if k in payload}
+# what "Apply" will do with each key (nothing is written before it is pressed)
+status = {k: ("flagged: will be written (acknowledged)" if _included(k, flagged)
+              else "flagged: left out until acknowledged")
+          if k in flagged else "trusted: will be written" for k in SCORE_KEYS if k in payload}
 rows = threshold_rows(payload, SCORE_KEYS, status=status)
 if len(rows):
     st.dataframe(rows, hide_index=True, key="calib_rows")

@@ -69,12 +69,14 @@ def _commit(token: tuple[str, int], task: str, value: str) -> None:
         view = _view()
         unit_id, seq = token
         if view is None or (view["unit_id"], view["seq"]) != (unit_id, seq):
+            _count_refused_press()
             shown = f"{view['unit_id']}" if view else "no unit"
             st.session_state["label_flash"] = (
                 "error", f"Not saved: the key press was for {unit_id} (view {seq}), but the page had already moved "
                          f"on to {shown}. Look at the unit shown and press again.")
             return
         if view["used"]:
+            _count_refused_press()
             st.session_state["label_flash"] = (
                 "warning", f"Not applied: {unit_id} was already labelled {view['used']} in this view; the extra "
                            "press was ignored. Press U to undo if that label was wrong.")
@@ -91,6 +93,28 @@ def _commit(token: tuple[str, int], task: str, value: str) -> None:
     _clear_note()
     st.session_state.pop("label_pinned", None)
     st.session_state["label_flash"] = ("ok", f"Saved {value} for {unit_id}.")
+
+
+def _count_refused_press() -> None:
+    """One more press this session that was not saved. The flash that says so is replaced by the
+    next press's message within a fraction of a second, so the count stays on screen
+    (:func:`_refused_presses_notice`) until the annotator dismisses it."""
+    st.session_state["label_refused_presses"] = st.session_state.get("label_refused_presses", 0) + 1
+
+
+def _dismiss_refused_presses() -> None:
+    st.session_state["label_refused_presses"] = 0
+
+
+def _refused_presses_notice() -> None:
+    """A lasting warning with the number of presses not saved since it was last dismissed."""
+    refused = st.session_state.get("label_refused_presses", 0)
+    if refused:
+        st.warning(f"{refused} key {'press was' if refused == 1 else 'presses were'} not saved: "
+                   f"{'it' if refused == 1 else 'they'} arrived after the page had moved on to another unit "
+                   "(or repeated a label). Only a press for the unit on screen is saved; the progress counter "
+                   "shows what is stored. Pressing a little slower avoids this.")
+        st.button("Dismiss", key="label_refused_dismiss", on_click=_dismiss_refused_presses, type="tertiary")
 
 
 def _note_now() -> str | None:
@@ -259,6 +283,7 @@ def _unit_area(annotator: str, task: str | None) -> None:
     if flash:
         kind, message = flash
         {"ok": st.success, "error": st.error, "info": st.info, "warning": st.warning}[kind](message)
+    _refused_presses_notice()
 
     if unit is None:
         if skipped:
@@ -320,7 +345,7 @@ def _unit_area(annotator: str, task: str | None) -> None:
         # quote's passage first (``found`` implies a quote; the ``is not None`` says so to the type checker)
         passages = sorted(item.contexts, key=lambda p: 0 if found and quote is not None and quote in p.text else 1)
         with right:
-            st.markdown(f"**Evidence** ({len(item.contexts)} passages" + (", the judge's quote highlighted)" if found else ")"))
+            st.markdown(f"**Evidence** ({len(item.contexts)} passage{'' if len(item.contexts) == 1 else 's'}" + (", the judge's quote highlighted)" if found else ")"))
             if quote and not found:
                 st.caption("Judge's quote (not found verbatim in the passages):")
                 st.text(quote)
