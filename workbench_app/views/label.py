@@ -69,14 +69,14 @@ def _commit(token: tuple[str, int], task: str, value: str) -> None:
         view = _view()
         unit_id, seq = token
         if view is None or (view["unit_id"], view["seq"]) != (unit_id, seq):
-            _count_refused_press()
+            _count_refused_press(seq, value)
             shown = f"{view['unit_id']}" if view else "no unit"
             st.session_state["label_flash"] = (
                 "error", f"Not saved: the key press was for {unit_id} (view {seq}), but the page had already moved "
                          f"on to {shown}. Look at the unit shown and press again.")
             return
         if view["used"]:
-            _count_refused_press()
+            _count_refused_press(seq, value)
             st.session_state["label_flash"] = (
                 "warning", f"Not applied: {unit_id} was already labelled {view['used']} in this view; the extra "
                            "press was ignored. Press U to undo if that label was wrong.")
@@ -90,27 +90,37 @@ def _commit(token: tuple[str, int], task: str, value: str) -> None:
             view["used"] = None
             st.session_state["label_flash"] = ("error", str(exc))
             return
+    st.session_state.setdefault("label_saved_by", {})[seq] = value
     _clear_note()
     st.session_state.pop("label_pinned", None)
     st.session_state["label_flash"] = ("ok", f"Saved {value} for {unit_id}.")
 
 
-def _count_refused_press() -> None:
-    """One more press this session that was not saved. The flash that says so is replaced by the
+def _count_refused_press(seq: int, value: str) -> None:
+    """Count a press for view ``seq`` that was not saved. The flash that says so is replaced by the
     next press's message within a fraction of a second, so the count stays on screen
-    (:func:`_refused_presses_notice`) until the annotator dismisses it."""
-    st.session_state["label_refused_presses"] = st.session_state.get("label_refused_presses", 0) + 1
+    (:func:`_refused_presses_notice`) until the annotator dismisses it.
+
+    Each button of a view is counted once, and not at all when it is the button that saved that
+    view: Streamlit can deliver one click to the callback twice (a rerun interrupted by the next
+    press keeps its trigger), and such a repeat cannot be told from a second press of the same key,
+    so the count is a lower bound."""
+    counted = st.session_state.setdefault("label_refused_buttons", set())
+    if st.session_state.get("label_saved_by", {}).get(seq) != value and (seq, value) not in counted:
+        counted.add((seq, value))
+        st.session_state["label_refused_presses"] = len(counted)
 
 
 def _dismiss_refused_presses() -> None:
     st.session_state["label_refused_presses"] = 0
+    st.session_state["label_refused_buttons"] = set()
 
 
 def _refused_presses_notice() -> None:
     """A lasting warning with the number of presses not saved since it was last dismissed."""
     refused = st.session_state.get("label_refused_presses", 0)
     if refused:
-        st.warning(f"{refused} key {'press was' if refused == 1 else 'presses were'} not saved: "
+        st.warning(f"At least {refused} key {'press was' if refused == 1 else 'presses were'} not saved: "
                    f"{'it' if refused == 1 else 'they'} arrived after the page had moved on to another unit "
                    "(or repeated a label). Only a press for the unit on screen is saved; the progress counter "
                    "shows what is stored. Pressing a little slower avoids this.")
