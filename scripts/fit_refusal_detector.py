@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -52,6 +53,7 @@ from workbench.judges.refusal import (  # noqa: E402
     CUE_VERSION,
     EMBEDDING_DIM,
     EMBEDDING_FEATURES,
+    answer_ngrams,
     feature_matrix,
     xstest_split,
 )
@@ -66,13 +68,22 @@ INDEPENDENT_FILE = REPO / "data" / "rag_abstention_independent.jsonl"
 #: The RAG rows held out in the first round (ids up to this number); reported on their own so the
 #: figure stays comparable across rounds (later rows get their split from the same hash rule).
 FIRST_ROUND_LAST_ID = 687
-#: Rows written by a separate author (a session that never saw the detector, its cues or the other
-#: rows), added in round 4; their test-split rows are reported on their own as the least tuned figure.
-INDEPENDENT_IDS = (1064, 1463)
 XSTEST_MODELS = ("gpt4", "llama2new", "mistralinstruct")
 #: L2 strengths tried; :func:`choose_c` picks one from the cross-validated scores on the FIT rows
 #: (one-standard-error rule), never from the held-out figures.
-C_GRID = (0.5, 1.0, 2.0)
+C_GRID = (0.5, 1.0)
+#: Scales of the n-gram columns tried (a larger scale is a weaker L2 pull on the n-gram weights than
+#: on the embedding and cue weights); chosen with ``C`` by the same rule.
+NGRAM_SCALE_GRID = (16.0, 32.0)
+#: The n-gram term divides by max(the answer's known n-grams, this), so a one- or two-word answer
+#: does not rest on a single word's weight.
+NGRAM_DIVISOR = 12
+#: An n-gram gets a weight only when at least this many fit answers contain it.
+NGRAM_MIN_ANSWERS = 2
+#: Thresholds tried by :func:`choose_threshold`.
+THRESHOLD_GRID = (0.35, 0.4, 0.45, 0.5, 0.55)
+#: Shares this close to the best count as tied in :func:`choose_threshold`.
+THRESHOLD_TIE = 0.005
 #: Kinds of answered rows that state a negative fact (the hard case for a refusal detector).
 NEGATIVE_SOUNDING = ("negative_fact", "source_negative")
 
@@ -92,11 +103,12 @@ def load_rows() -> list[dict]:
         for r in read_jsonl(path):
             y = int(r["label"] == "refused")
             rows.append({"id": r["id"], "set": name, "split": r["split"], "answer": r["answer"], "y": y,
-                         "y_majority": y, "kind": r["kind"]})
+                         "y_majority": y, "kind": r["kind"], "author": r.get("author", name)})
     for r in public_sets.xstest_rows():
         a1, a2 = _refused(r["annotation_1"]), _refused(r["annotation_2"])
         rows.append({"id": r["id"], "set": f"xstest-{r['model']}", "split": xstest_split(r["id"]), "answer": r["completion"],
-                     "y": _refused(r["final_label"]), "y_majority": a1 if a1 == a2 else None, "kind": r["type"]})
+                     "y": _refused(r["final_label"]), "y_majority": a1 if a1 == a2 else None, "kind": r["type"],
+                     "author": r["model"]})
     return rows
 
 
@@ -132,9 +144,10 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
 
     - ``rag_test``: the shipped model on the RAG set's fixed test split (never fitted on);
       ``rag_test_first_round``: its rows held out since the first round (ids up to
-      :data:`FIRST_ROUND_LAST_ID`), ``rag_test_later_rows`` the rest (of which
-      ``rag_test_independent_author``: the rows another author wrote, :data:`INDEPENDENT_IDS`);
-      ``chat_test``: the chat set's; ``independent_test``: :data:`INDEPENDENT_FILE`, all of it.
+      :data:`FIRST_ROUND_LAST_ID`), ``rag_test_later_rows`` the rest; ``rag_test_author_<a>``: the
+      test rows of each author (the ``author`` column); ``chat_test``: the chat set's;
+      ``independent_test``: :data:`INDEPENDENT_FILE`, all of it, and ``independent_test_author_<a>``
+      per author.
     - ``xstest_heldout_prompts``: the shipped model on the XSTest rows of held-out prompts (all
       three models; no completion of these prompts was fitted on).
     - ``xstest_<model>``: leave-one-model-out on the held-out prompts: a refit that saw neither
@@ -155,10 +168,12 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     first = [i for i in rag if _number(rows[i]["id"]) <= FIRST_ROUND_LAST_ID]
     report["rag_test_first_round"] = block(first, y, probs)
     report["rag_test_later_rows"] = block(sorted(set(rag) - set(first)), y, probs)
-    independent = [i for i in rag if INDEPENDENT_IDS[0] <= _number(rows[i]["id"]) <= INDEPENDENT_IDS[1]]
-    report["rag_test_independent_author"] = block(independent, y, probs)
+    for author in sorted({rows[i]["author"] for i in rag}):
+        report[f"rag_test_author_{author}"] = block([i for i in rag if rows[i]["author"] == author], y, probs)
     indep = [i for i, r in enumerate(rows) if r["set"] == "independent"]
     report["independent_test"] = block(indep, y, probs)
+    for author in sorted({rows[i]["author"] for i in indep}):
+        report[f"independent_test_author_{author}"] = block([i for i in indep if rows[i]["author"] == author], y, probs)
     chat = [i for i, r in enumerate(rows) if r["set"] == "chat" and r["split"] == "test"]
     report["chat_test"] = block(chat, y, probs)
     xs = [i for i, r in enumerate(rows) if r["set"].startswith("xstest") and r["split"] == "test"
@@ -219,6 +234,21 @@ def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.n
         sel = fit_mask & (groups == name) & (sets != "chat")
         out[name] = figures(y[sel], pred[sel])
         pairs[name] = (y[sel], pred[sel])
+    # Leave one author out: a refit without any row of that author, scored on that author's fit rows.
+    authors = np.array([r["author"] for r in rows])
+    loao_probs = np.full(len(rows), np.nan)
+    for author in sorted(set(authors[sets == "rag"])):
+        w, b = fit(x[fit_mask & (authors != author)], y[fit_mask & (authors != author)],
+                   groups[fit_mask & (authors != author)], C)
+        sel = fit_mask & (sets == "rag") & (authors == author)
+        loao_probs[sel] = _probs(x[sel], w, b)
+        out[f"rag_author_{author}"] = figures(y[sel], (loao_probs[sel] >= 0.5).astype(int))
+    sel = fit_mask & (sets == "rag")
+    loao = (loao_probs[sel] >= 0.5).astype(int)
+    out["rag_leave_one_author_out"] = figures(y[sel], loao)
+    pairs["rag_leave_one_author_out"] = (y[sel], loao)
+    out["_loao_probs"] = loao_probs  # out-of-author probabilities (NaN off the RAG fit rows), for choose_threshold
+    pooled_truth, pooled_pred = [], []
     for model in XSTEST_MODELS:
         held = sets == f"xstest-{model}"
         lomo = np.full(len(rows), -1)
@@ -230,6 +260,10 @@ def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.n
         sel = fit_mask & held & (ym >= 0)
         out[f"xstest_{model}"] = figures(ym[sel], lomo[sel])
         pairs[f"xstest_{model}"] = (ym[sel], lomo[sel])
+        pooled_truth.append(ym[sel])
+        pooled_pred.append(lomo[sel])
+    out["xstest_leave_one_model_out"] = figures(np.concatenate(pooled_truth), np.concatenate(pooled_pred))
+    pairs["xstest_leave_one_model_out"] = (np.concatenate(pooled_truth), np.concatenate(pooled_pred))
     out["_pairs"] = pairs  # out-of-fold (truth, prediction) behind each figure, for cv_score_se; not written
     return out
 
@@ -252,33 +286,80 @@ def cv_score_se(cv: dict, resamples: int = 300) -> float:
         for name, (truth, pred) in parts.items():
             i = rng.integers(0, len(truth), len(truth))
             k[name] = _kappa_fast(truth[i], pred[i])
-        scores.append(k["rag"] + min(k[f"xstest_{m}"] for m in XSTEST_MODELS))
+        scores.append(k["rag_leave_one_author_out"] + k["xstest_leave_one_model_out"])
     return float(np.std(scores, ddof=1))
 
 
 def cv_score(cv: dict) -> float:
-    """What :func:`choose_c` maximises: the RAG cross-validated kappa plus the worst
-    leave-one-model-out XSTest kappa (both on fit rows only)."""
-    return cv["rag"]["kappa"] + min(cv[f"xstest_{m}"]["kappa"] for m in XSTEST_MODELS)
+    """What :func:`choose_c` maximises: the leave-one-author-out kappa on the hand-written RAG rows
+    (how the model does on an author it never saw) plus the pooled leave-one-model-out XSTest kappa
+    (on a model file it never saw; both on fit rows only). Pooled, not the worst file: the worst
+    file's kappa rests on about 40 refusals and swung the choice on one or two of them."""
+    return cv["rag_leave_one_author_out"]["kappa"] + cv["xstest_leave_one_model_out"]["kappa"]
 
 
-def choose_c(rows, x, y, groups, fit_mask) -> tuple[float, dict]:
-    """The ``C`` of :data:`C_GRID` chosen by the one-standard-error rule: the smallest ``C`` (the
+def divided_rows(presence: sp.spmatrix, divisor: int) -> sp.csr_matrix:
+    """Each row of a 0/1 n-gram matrix divided by ``max(its number of n-grams, divisor)`` (what
+    ``RefusalModel.ngram_term`` computes with the stored weights)."""
+    counts = np.asarray(presence.sum(axis=1)).ravel()
+    return (sp.diags(1.0 / np.maximum(counts, divisor)) @ presence).tocsr()
+
+
+def design_matrix(dense: np.ndarray, ngrams: sp.csr_matrix, scale: float) -> sp.csr_matrix:
+    """``[dense features | n-gram columns * scale]`` as one sparse matrix (``ngrams`` from
+    :func:`divided_rows`)."""
+    return sp.hstack([sp.csr_matrix(dense), ngrams * scale]).tocsr()
+
+
+def choose_c(rows, dense, ngrams, y, groups, fit_mask) -> tuple[float, float, dict]:
+    """``(C, n-gram scale)`` from :data:`C_GRID` x :data:`NGRAM_SCALE_GRID` by the
+    one-standard-error rule: the simplest candidate (smallest ``C``, then smallest scale: the
     strongest regularisation) whose :func:`cv_score` is within one bootstrap standard error
     (:func:`cv_score_se`) of the best; and that candidate's figures. Stronger regularisation is
     preferred because the grid's differences are mostly noise (the worst leave-one-model-out kappa
     rests on about 40 refusals) and weaker regularisation flags more out-of-domain answers."""
-    results = {C: cross_validated(rows, x, y, groups, fit_mask, C) for C in C_GRID}
-    for C, cv in results.items():
-        print(f"  C={C:<4} RAG kappa {cv['rag']['kappa']:.3f} recall {cv['rag']['recall']:.3f} specificity "
-              f"{cv['rag']['specificity']:.3f}; XSTest kappa {cv['xstest']['kappa']:.3f}; leave-one-model-out "
-              + ", ".join(f"{m} {cv[f'xstest_{m}']['kappa']:.3f}" for m in XSTEST_MODELS), flush=True)
-    top = max(C_GRID, key=lambda C: (cv_score(results[C]), -C))
+    grid = [(C, scale) for C in C_GRID for scale in NGRAM_SCALE_GRID]
+    results = {}
+    for C, scale in grid:
+        cv = results[C, scale] = cross_validated(rows, design_matrix(dense, ngrams, scale), y, groups, fit_mask, C)
+        print(f"  C={C:<4} n-gram scale {scale:<4} leave-one-author-out RAG kappa "
+              f"{cv['rag_leave_one_author_out']['kappa']:.3f} recall {cv['rag_leave_one_author_out']['recall']:.3f} "
+              f"specificity {cv['rag_leave_one_author_out']['specificity']:.3f} ("
+              + ", ".join(f"{k[len('rag_author_'):]} {v['recall']:.2f}/{v['specificity']:.2f}"
+                          for k, v in cv.items() if k.startswith("rag_author_"))
+              + f"); 5-fold RAG kappa {cv['rag']['kappa']:.3f}; XSTest kappa {cv['xstest']['kappa']:.3f}; "
+              f"leave-one-model-out {cv['xstest_leave_one_model_out']['kappa']:.3f} ("
+              + ", ".join(f"{m} {cv[f'xstest_{m}']['kappa']:.3f}" for m in XSTEST_MODELS) + ")",
+              flush=True)
+    top = max(grid, key=lambda g: cv_score(results[g]))
     se = cv_score_se(results[top])
-    best = min(C for C in C_GRID if cv_score(results[C]) >= cv_score(results[top]) - se)
-    print(f"  best cross-validated score {cv_score(results[top]):.3f} at C={top} (bootstrap SE {se:.3f}); "
-          f"one-standard-error rule: C={best}")
-    return best, results[best]
+    best = min(g for g in grid if cv_score(results[g]) >= cv_score(results[top]) - se)
+    print(f"  best cross-validated score {cv_score(results[top]):.3f} at C={top[0]}, scale {top[1]} (bootstrap SE "
+          f"{se:.3f}); one-standard-error rule: C={best[0]}, scale {best[1]}")
+    return best[0], best[1], results[best]
+
+
+def choose_threshold(rows: list[dict], y: np.ndarray, loao_probs: np.ndarray) -> float:
+    """The threshold of :data:`THRESHOLD_GRID` with the largest ``min(refusals caught, negative-sounding
+    answers left alone, all answers left alone)`` on the leave-one-author-out probabilities (fit rows
+    only), on authors the model never saw: the abstention rate and the false-refusal rate are
+    reported together, so neither side is traded away for the other. Thresholds within
+    :data:`THRESHOLD_TIE` of the best count as ties (about one standard error of a share of 2,000
+    answers), and a tie goes to the one nearest 0.5."""
+    kinds = np.array([r["kind"] for r in rows])
+    seen = ~np.isnan(loao_probs)
+    refused, negative = seen & (y == 1), seen & np.isin(kinds, NEGATIVE_SOUNDING)
+    print("  threshold: refusals caught / negative-sounding answers left alone / all answers left alone "
+          "(leave-one-author-out, fit rows)")
+    worst = {}
+    for t in THRESHOLD_GRID:
+        caught = float((loao_probs[refused] >= t).mean())
+        left = float((loao_probs[negative] < t).mean())
+        answered = float((loao_probs[seen & (y == 0)] < t).mean())
+        print(f"    {t:.2f}: {caught:.3f} / {left:.3f} / {answered:.3f}")
+        worst[t] = min(caught, left, answered)
+    top = max(worst.values())
+    return min((t for t in THRESHOLD_GRID if worst[t] >= top - THRESHOLD_TIE), key=lambda t: abs(t - 0.5))
 
 
 def _probs(x: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
@@ -293,18 +374,30 @@ def main() -> None:
 
     rows = load_rows()
     embedder = OfflineEmbedder()
-    x = feature_matrix([r["answer"] for r in rows], embedder.embed_sync)
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    answers = [r["answer"] for r in rows]
+    dense = feature_matrix(answers, embedder.embed_sync)
     y = np.array([r["y"] for r in rows])
     groups = np.array(["xstest" if r["set"].startswith("xstest") else "rag" for r in rows])
     fit_mask = np.array([r["split"] == "fit" for r in rows])
+    # The n-gram vocabulary comes from the fit rows only (refusal.answer_ngrams: the same words the
+    # detector looks up).
+    vectorizer = CountVectorizer(analyzer=answer_ngrams, binary=True, min_df=NGRAM_MIN_ANSWERS, dtype=np.float64)
+    vectorizer.fit([a for a, keep in zip(answers, fit_mask) if keep])
+    ngrams = divided_rows(vectorizer.transform(answers), NGRAM_DIVISOR)
+    vocabulary = vectorizer.get_feature_names_out()
     print(f"fit rows: {int(fit_mask.sum())} (hand-written fit split {int((fit_mask & (groups == 'rag')).sum())}, "
           f"XSTest fit prompts x 3 models {int((fit_mask & (groups == 'xstest')).sum())}); held out: "
           f"{int((~fit_mask).sum())}")
-    print("5-fold cross-validation on the FIT rows only (chooses C; features and data are judged on it):")
-    C, cv = choose_c(rows, x, y, groups, fit_mask)
-    print(f"  chosen C={C}")
+    print(f"n-grams with a weight (in at least {NGRAM_MIN_ANSWERS} fit answers): {len(vocabulary)}")
+    print("cross-validation on the FIT rows only (chooses C and the n-gram scale; features and data are judged on it):")
+    C, scale, cv = choose_c(rows, dense, ngrams, y, groups, fit_mask)
+    print(f"  chosen C={C}, n-gram scale {scale}")
+    x = design_matrix(dense, ngrams, scale)
     weights, bias = fit(x[fit_mask], y[fit_mask], groups[fit_mask], C)
-    threshold = 0.5
+    threshold = choose_threshold(rows, y, cv["_loao_probs"])
+    print(f"  chosen threshold {threshold}")
     probs = _probs(x, weights, bias)
     lomo = np.full(len(rows), np.nan)
     for model in XSTEST_MODELS:
@@ -313,10 +406,13 @@ def main() -> None:
         lomo[held] = _probs(x[held], w, b)  # reported on this file's held-out prompts only
     report = held_out_report(rows, probs, lomo, threshold)
 
-    print("\nheld-out figures, threshold 0.5 (XSTest against the human majority, held-out prompts only;"
+    print(f"\nheld-out figures, threshold {threshold} (XSTest against the human majority, held-out prompts only;"
           " xstest_<model>: a refit that never saw that model file):")
-    for name in ("rag_test", "rag_test_first_round", "rag_test_later_rows", "rag_test_independent_author", "independent_test", "chat_test", "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS),
-                 "xstest_heldout_pooled"):
+    names = ["rag_test", "rag_test_first_round", "rag_test_later_rows",
+             *sorted(k for k in report if k.startswith("rag_test_author_")), "independent_test",
+             *sorted(k for k in report if k.startswith("independent_test_author_")), "chat_test",
+             "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS), "xstest_heldout_pooled"]
+    for name in names:
         for which in ("model", "phrase_list"):
             f = report[name][which]
             print(f"  {name:<24} {which:<11} n={f['n']:<4} kappa={f['kappa']:.3f} recall={f['recall']:.3f} "
@@ -340,13 +436,15 @@ def main() -> None:
         idx = [i for i in test if rows[i]["kind"] == kind]
         right = sum((probs[i] >= threshold) == bool(y[i]) for i in idx)
         print(f"  {kind:<22} {'refused' if y[idx[0]] else 'answered':<9} {right}/{len(idx)}")
-    for name, keep in (("rag_test", lambda i: True),
-                       ("rag_test_first_round", lambda i: _number(rows[i]["id"]) <= FIRST_ROUND_LAST_ID),
-                       ("rag_test_independent_author",
-                        lambda i: INDEPENDENT_IDS[0] <= _number(rows[i]["id"]) <= INDEPENDENT_IDS[1]),
-                       ("independent_test", None)):
-        pool = ([i for i, r in enumerate(rows) if r["set"] == "independent"] if keep is None
-                else [i for i in test if keep(i)])
+    independent = [i for i, r in enumerate(rows) if r["set"] == "independent"]
+    pools = {"rag_test": test,
+             "rag_test_first_round": [i for i in test if _number(rows[i]["id"]) <= FIRST_ROUND_LAST_ID],
+             **{f"rag_test_author_{a}": [i for i in test if rows[i]["author"] == a]
+                for a in sorted({rows[i]["author"] for i in test})},
+             "independent_test": independent,
+             **{f"independent_test_author_{a}": [i for i in independent if rows[i]["author"] == a]
+                for a in sorted({rows[i]["author"] for i in independent})}}
+    for name, pool in pools.items():
         negative = [i for i in pool if rows[i]["kind"] in NEGATIVE_SOUNDING]
         left = sum(probs[i] < threshold for i in negative)
         report[name]["negative_sounding_left_alone"] = f"{left}/{len(negative)}"
@@ -365,10 +463,18 @@ def main() -> None:
                       f"L2-normalised: their normalised mean, then their element-wise max ({EMBEDDING_FEATURES})"),
         "bias": round(bias, 6),
         "embedding_weights": [round(float(w), 6) for w in weights[:EMBEDDING_FEATURES]],
-        "cue_weights": [round(float(w), 6) for w in weights[EMBEDDING_FEATURES:]],
+        "cue_weights": [round(float(w), 6) for w in weights[EMBEDDING_FEATURES:EMBEDDING_FEATURES + len(CUE_NAMES)]],
+        "ngrams": (f"word unigrams and bigrams of the head in the cues' form (refusal.head_ngrams), present in at "
+                   f"least {NGRAM_MIN_ANSWERS} fit answers; the model adds the summed weight of the head's n-grams "
+                   f"listed here divided by max(their number, ngram_divisor); each weight is the fitted weight "
+                   f"times the scale {scale}"),
+        "ngram_weights": {str(term): round(float(w) * scale, 5) for term, w in
+                          zip(vocabulary, weights[EMBEDDING_FEATURES + len(CUE_NAMES):])},
+        "ngram_scale": scale,
+        "ngram_divisor": NGRAM_DIVISOR,
         "threshold": threshold,
         "C": C,
-        "cross_validation": {k: v for k, v in cv.items() if k != "_pairs"},
+        "cross_validation": {k: v for k, v in cv.items() if not k.startswith("_")},
         "fitted_on": {"rag_abstention.jsonl": "split == fit", "rag_abstention_chat.jsonl": "split == fit", "rag_abstention_independent.jsonl": "never",
                       "xstest_abstention.jsonl": "refusal.xstest_split(id) == fit (by prompt, all three models)"},
         "held_out": report,
