@@ -40,7 +40,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-24"
+CUE_VERSION = "refusal-cues-25"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -423,12 +423,27 @@ def head_text(answer: str) -> str:
     return _head_and_first(answer)[0]
 
 
+#: Function words: an n-gram made only of these carries style (who speaks, how chatty), not
+#: whether the answer declines, so it gets no weight. Negations are not among them.
+FUNCTION_WORDS = frozenset("""
+a an the this that these those there here it its it's itself i me my mine myself we us our ours ourselves you
+your yours yourself yourselves he him his himself she her hers herself they them their theirs themselves one
+is am are was were be been being do does did doing have has had having will would shall should can could may
+might must i'm i've i'd i'll you're you've you'd you'll we're we've we'd we'll they're they've they'd he's
+she's that's there's what's let's it'll and or but if then so because as of at by for with about against
+between into through during before after above below to from up down in out on off over under again further
+once than too very just also only own same such both each few more most other some any all what which who whom
+whose when where why how oh ah yes yeah well okay ok hey hi hello wow haha really actually quite
+""".split())
+
+
 def head_ngrams(head: str) -> set[str]:
-    """The word unigrams and bigrams (``"a b"``) of ``head`` (words are ``[a-z']+`` runs): what the
-    model's n-gram weights are looked up by. ``head`` is a :func:`head_text`."""
+    """The word unigrams and bigrams (``"a b"``) of ``head`` (words are ``[a-z']+`` runs) that are
+    not made only of :data:`FUNCTION_WORDS`: what the model's n-gram weights are looked up by.
+    ``head`` is a :func:`head_text`."""
     words = _WORD.findall(head)
-    grams = set(words)
-    grams.update(map(" ".join, zip(words, words[1:])))
+    grams = {w for w in words if w not in FUNCTION_WORDS}
+    grams.update(f"{a} {b}" for a, b in zip(words, words[1:]) if a not in FUNCTION_WORDS or b not in FUNCTION_WORDS)
     return grams
 
 
