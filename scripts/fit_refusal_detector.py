@@ -7,8 +7,9 @@ Run by hand from the repository root (needs scikit-learn, a test dependency)::
 Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
 
 - ``rag_abstention.jsonl``: RAG-style abstentions and real answers (many sounding negative),
-  written and labelled for this project. Its ``split`` column is FIXED (a hash of the id):
-  ``fit`` rows are fitted on, ``test`` rows only ever measured.
+  written and labelled for this project by 17 authors (the ``author`` column; 16 of them separate
+  sessions that saw neither the detector nor any other row). Its ``split`` column is FIXED (a hash
+  of the id): ``fit`` rows are fitted on, ``test`` rows only ever measured.
 - ``xstest_abstention.jsonl``: XSTest v2 completions of three models (gpt4, llama2new,
   mistralinstruct) with two human annotations each; split FIXED by prompt
   (``refusal.xstest_split``): completions of the ``fit`` prompts are fitted on, the ``test``
@@ -21,16 +22,19 @@ Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
   of safety-refusal sets (moralising and premise-rejecting refusals, partial refusals; answers
   that use alarming words, correct a silly premise, or warn); same FIXED split rule by id. Fitted
   with the RAG set (one group for the class weighting: the hand-written rows).
-- ``rag_abstention_independent.jsonl``: RAG-style answers written by a second separate author (a
-  session that saw neither the detector nor any other row) after this round's model was frozen;
-  all ``test``: only ever measured (``independent_test``).
+- ``rag_abstention_independent.jsonl``: RAG-style answers by six more separate authors; all
+  ``test``: only ever measured (``independent_test``, overall and per author).
 
-Model: class-balanced logistic regression (L2, ``C`` chosen from :data:`C_GRID` by 5-fold
-cross-validation on the fit rows only, see :func:`choose_c`) over
-``refusal.feature_matrix`` (mean and element-wise max of the wordllama embeddings of the head's
-sentences + the lexical cues);
-threshold 0.5, not tuned. The old phrase list (``text.looks_like_refusal``) is printed beside it
-on the same held-out rows.
+Model: class-balanced logistic regression (L2) over ``refusal.feature_matrix`` (mean and
+element-wise max of the wordllama embeddings of the head's sentences + the lexical cues) and the
+head's word n-grams (``refusal.head_ngrams``: unigrams and bigrams not made only of function
+words, present in at least :data:`NGRAM_MIN_ANSWERS` fit answers; each answer's n-gram columns
+divided by ``max(its n-grams, NGRAM_DIVISOR)`` and scaled). ``C`` and the n-gram scale are chosen
+from :data:`C_GRID` x :data:`NGRAM_SCALE_GRID` by cross-validation on the fit rows only
+(:func:`choose_c`: leave one AUTHOR out on the hand-written rows, leave one XSTest model file out,
+one-standard-error rule); the threshold by :func:`choose_threshold` on the same
+leave-one-author-out probabilities. The held-out rows never choose anything. The old phrase list
+(``text.looks_like_refusal``) is printed beside the model on the same held-out rows.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Reads the head of an answer (its first sentences, up to :data:`HEAD_CHARS` characters, where
 abstentions say what they are) and scores how likely it is to decline to answer, in [0, 1]:
 
-``p = sigmoid(bias + w_emb . embedding(head) + w_cue . cues(answer))``
+``p = sigmoid(bias + w_emb . embedding(head) + w_cue . cues(answer) + ngrams(head))``
 
 - ``embedding(head)``: the bundled ``wordllama`` embeddings (256 dims) of the head's sentences, each
   L2-normalised; their normalised mean and their element-wise max (512 columns), so answers that
@@ -13,13 +13,19 @@ abstentions say what they are) and scores how likely it is to decline to answer,
   answers abstain (first person + inability, "I don't know", "not in / not covered by the
   documents", false-premise rejections such as "no such merger", apology + refusal, redirect to
   someone else, "can't be determined", a first sentence that declines) and what real answers
-  carry (numbers, citations, a source that *tells* something is not so, plain negation).
+  carry (numbers, citations, a source that *tells* something is not so, plain negation). They
+  read the head in a canonical form (:func:`canonical_head`: "dont" -> "don't", a dropped "I"
+  put back, "I still can't" -> "I can't").
+- ``ngrams(head)``: the summed weights of the head's word unigrams and bigrams that have one
+  (:func:`head_ngrams`; none made only of function words), divided by ``max(their number, 12)``:
+  the phrasings many authors share ("no information", "doesn't say") that no cue names.
 
 The weights live in ``refusal_model.json`` beside this module, fitted by
 ``scripts/fit_refusal_detector.py`` (scikit-learn is used only there; scoring needs numpy only)
 on the fixed ``fit`` splits of ``data/rag_abstention.jsonl`` and ``data/rag_abstention_chat.jsonl``
-and the XSTest completions of the ``fit`` prompts (:func:`xstest_split`); the held-out figures (RAG
-and chat test splits, XSTest held-out prompts, leave-one-model-out) are recorded in that file. A lexical prefilter (``_TRIGGERS``)
+and the XSTest completions of the ``fit`` prompts (:func:`xstest_split`), with the threshold it
+chose on authors left out; the held-out figures (RAG and chat test splits, the independent set,
+XSTest held-out prompts, leave-one-model-out) are recorded in that file. A lexical prefilter (``_TRIGGERS``)
 skips regexes that cannot match, for speed only. Deterministic: the same answer always gets the same score.
 An empty (or whitespace-only) answer is a refusal with score 1.0, without reading the model.
 """
@@ -442,8 +448,10 @@ def head_ngrams(head: str) -> set[str]:
     not made only of :data:`FUNCTION_WORDS`: what the model's n-gram weights are looked up by.
     ``head`` is a :func:`head_text`."""
     words = _WORD.findall(head)
-    grams = {w for w in words if w not in FUNCTION_WORDS}
-    grams.update(f"{a} {b}" for a, b in zip(words, words[1:]) if a not in FUNCTION_WORDS or b not in FUNCTION_WORDS)
+    grams = set(words)
+    grams -= FUNCTION_WORDS
+    function = FUNCTION_WORDS
+    grams.update(a + " " + b for a, b in zip(words, words[1:]) if a not in function or b not in function)
     return grams
 
 
