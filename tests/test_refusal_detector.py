@@ -204,6 +204,9 @@ def test_speed_prefilter_never_changes_a_cue():
 
     answers = [r["answer"] for r in RAG_ROWS] + [r["completion"] for r in public_sets.xstest_rows()[::3]]
     answers += [c["answer"] for c in CASES] + ["There is nothing we could find on that.", "Not something I could answer."]
+    # a first sentence that matches only at its end ("no information" then a line break) and a possessive source
+    answers += ["No information\nThe office opens at 9 [d-1].", "The study's authors don't say how many took part."]
+    answers += [r["answer"] for r in read_jsonl(ROOT / "data" / "rag_abstention_independent.jsonl")]
     for answer in answers:
         assert np.array_equal(refusal_cues(answer), refusal_cues(answer, prefilter=False)), answer
 

@@ -298,12 +298,11 @@ _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
 _ATTRIBUTION_WITHOUT_SOURCE = re.compile(r"according to|per the|as (?:stated|described|noted|explained|specified) in")
 #: First-sentence cues that are skipped (0.0) when the same cue is 0.0 on the head: the first
 #: sentence is the head's start, and these patterns have no end anchor, so a match in the first
-#: sentence is a match in the head (``not_told`` ends on ``$`` and is always re-read). For speed
+#: sentence is a match in the head (``not_told`` and ``false_premise`` can end on ``$`` and are always re-read). For speed
 #: only; the prefilter test checks it changes nothing on the bundled answers.
 _FIRST_NEEDS_HEAD = frozenset((
     "first_person_inability", "dont_know", "first_person_lacks", "source_silent", "not_in_source",
-    "false_premise", "cannot_determine", "safety_refusal", "moral_judgement", "caution_preamble",
-    "premise_rejection"))
+    "cannot_determine", "safety_refusal", "moral_judgement", "caution_preamble", "premise_rejection"))
 
 
 #: A first-person reply whose "I" was dropped ("Couldn't find it.", "Can't say.", "Don't know."):
