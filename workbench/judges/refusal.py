@@ -683,5 +683,5 @@ class RefusalDetector:
         return mean_term + float(self._weights_max @ unit.max(axis=0))
 
     def is_refusal(self, answer: str) -> bool:
-        """True when the answer's score is at least the model's threshold (0.5 unless refit)."""
+        """True when the answer's score is at least the model's threshold (chosen by the fitting script on authors it left out; 0.45 in the bundled file)."""
         return self.score(answer) >= self.threshold
