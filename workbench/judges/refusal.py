@@ -112,7 +112,7 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("source_silent",
      # One scan for every "<source> ... <what it does not do>" form: the alternation after the
      # source noun is tried only where a source noun starts (much cheaper than one scan per form).
-     rf"\b{_SOURCE}\b{_GAP}\b(?:{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b|"
+     rf"\b{_SOURCE}\b(?:{_GAP}\b(?:{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b|"
      rf"(?:says?|contains?|gives?|mentions?|has|have|includes?|offers?) (?:nothing|no \w+)\b|"
      rf"(?:are|is) (?:silent|quiet|missing|out of date|older)\b|"
      rf"(?:stops?|ends?|runs? out|breaks? off|cuts? off|trails? off) (?:before|short|at|there)\b|"
@@ -120,13 +120,13 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"(?:skips?|omits?|leaves? (?:[\w']+ ){{0,4}}?(?:out|open|aside|unsaid|blank|un\w+ed)|passes? over|predates?|"
      rf"(?:do(?:es)?n't|do(?:es)? not) (?:get|go) into)\b|"
      rf"never (?:gets?|goes|comes) (?:to|into|round to|as far as)\b)|"
+     # the source named, then picked up by a pronoun: "I read the leaflet; it does not touch on X"
+     rf"[^.]{{0,60}}?\b(?:it|they)\b (?:\w+ )?{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b)|"
      rf"(?:\bnot|n't) (?:something|anything|a question|what) (?:that )?(?:the |these |those |my |your |our )?(?:\w+ ){{0,2}}?"
      rf"{_SOURCE} (?:\w+ )?{_TELL}\b|"
      rf"\bnothing (?:here|there|(?:that )?(?:i|we) (?:was|were|have|had|'ve|got) \w+|(?:in|of|among) (?:the |these |those |"
      rf"this |that |what |my |your )?\w+(?: \w+)?) (?:\w+ )?{_TELL}\b|"
-     rf"\b(?:neither|none) (?:of )?(?:the |these |those |my )?(?:\w+ )?{_SOURCE}\b|"
-     # the source named, then picked up by a pronoun: "I read the leaflet; it does not touch on X"
-     rf"\b{_SOURCE}\b[^.]{{0,60}}?\b(?:it|they)\b (?:\w+ )?{_NEG_AUX} (?:\w+ ){{0,2}}?{_TELL}\b"),
+     rf"\b(?:neither|none) (?:of )?(?:the |these |those |my )?(?:\w+ )?{_SOURCE}\b"),
     ("not_told",
      rf"(?:n't|\bis not|\bare not|\bnot|\bnowhere|\bno \w+(?: \w+)?)\b (?:\w+ ){{0,4}}?{_TOLD}\b"
      rf"(?: (?:anywhere|here|there|to me|to us)\b|$|[.;,]| (?:in|by|among|from) (?:the |these |those |this |"
