@@ -211,6 +211,25 @@ def test_speed_prefilter_never_changes_a_cue():
         assert np.array_equal(refusal_cues(answer), refusal_cues(answer, prefilter=False)), answer
 
 
+def test_first_character_gates_change_no_match():
+    # _FIRST_CHARS is for speed only: each gated cue matches exactly where its plain pattern does.
+    import re
+
+    from workbench.demo import public_sets
+    from workbench.judges.refusal import _BY_NAME, _CUE_PATTERNS, _FIRST_CHARS, _parts
+
+    answers = [r["answer"] for r in RAG_ROWS] + [r["completion"] for r in public_sets.xstest_rows()]
+    answers += [r["answer"] for r in read_jsonl(ROOT / "data" / "rag_abstention_independent.jsonl")]
+    texts = [t for a in answers for t in _parts(a)[:2]]
+    plain = {name: re.compile(pattern) for name, pattern in _CUE_PATTERNS}
+    assert set(_FIRST_CHARS) <= set(plain)
+    for name in _FIRST_CHARS:
+        assert _BY_NAME[name].pattern != plain[name].pattern
+        hits = [bool(plain[name].search(t)) for t in texts]
+        assert [bool(_BY_NAME[name].search(t)) for t in texts] == hits, name
+        assert any(hits), name  # the comparison saw the cue fire
+
+
 def test_xstest_split_is_by_prompt():
     from workbench.demo import public_sets
     from workbench.judges.refusal import xstest_split

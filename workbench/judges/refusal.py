@@ -273,7 +273,23 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "own_sources": ("the ", "these", "those", "this", "my ", "your", "our ", "provided", "available", "given",
                     "retrieved", "shared", "supplied", "information", "context"),
 }
-_CUE_REGEX = tuple((name, re.compile(pattern)) for name, pattern in _CUE_PATTERNS)
+#: For speed only: the characters every match of a cue starts with, checked by a lookahead before
+#: the pattern (``re`` then skips the other positions quickly; 3-5 times faster on long answers).
+#: A test checks that each gated pattern matches exactly where the plain one does.
+_FIRST_CHARS: dict[str, str] = {
+    "dont_know": "inubhcf.!?", "first_person_inability": "in", "first_person_cannot": "i",
+    "first_person_lacks": "icdn", "not_told": "nia", "not_in_source": "n", "cannot_determine": "cinut",
+    "false_premise": "npmcailz", "caution_preamble": "il", "stance_against": "in", "negation": "n",
+    "apology": "sauri", "no_guess": "gsmp"}
+
+
+def _gated(name: str, pattern: str) -> str:
+    """``pattern`` behind a lookahead for :data:`_FIRST_CHARS` of ``name`` (unchanged without one)."""
+    chars = _FIRST_CHARS.get(name)
+    return f"(?=[{re.escape(chars)}])(?:{pattern})" if chars else pattern
+
+
+_CUE_REGEX = tuple((name, re.compile(_gated(name, pattern))) for name, pattern in _CUE_PATTERNS)
 _BY_NAME = dict(_CUE_REGEX)
 #: The triggers compiled once into one alternation per cue (one C-level scan instead of a Python loop).
 _TRIGGER_REGEX: dict[str, re.Pattern] = {
