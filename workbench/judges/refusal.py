@@ -280,7 +280,9 @@ _FIRST_CHARS: dict[str, str] = {
     "dont_know": "inubhcf.!?", "first_person_inability": "in", "first_person_cannot": "i",
     "first_person_lacks": "icdn", "not_told": "nia", "not_in_source": "n", "cannot_determine": "cinut",
     "false_premise": "npmcailz", "caution_preamble": "il", "stance_against": "in", "negation": "n",
-    "apology": "sauri", "no_guess": "gsmp"}
+    "apology": "sauri", "no_guess": "gsmp", "moral_judgement": "itwauocn", "premise_rejection": "tiarlgsmn",
+    "seek_help": "sgrmtchea", "normative_claim": "neaswi", "asks_question": "ytawpbdf",
+    "silent_or_scope": "sobdgnmalwfr"}
 
 
 def _gated(name: str, pattern: str) -> str:
