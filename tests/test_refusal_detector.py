@@ -228,6 +228,26 @@ def test_first_character_gates_change_no_match():
         hits = [bool(plain[name].search(t)) for t in texts]
         assert [bool(_BY_NAME[name].search(t)) for t in texts] == hits, name
         assert any(hits), name  # the comparison saw the cue fire
+    # the canonical form's two gated patterns, on the texts as normalised (before the canonical form)
+    from workbench.judges import refusal
+    from workbench.text import normalise
+
+    raw = [normalise(a[:500]) for a in answers] + ["cant find it, dont know", "i still can't find the hours"]
+    for gated, pattern in ((refusal._SOFTENER, refusal._SOFTENER_PATTERN),
+                           (refusal._BARE_CONTRACTION, refusal._BARE_CONTRACTION_PATTERN)):
+        hits = [m.span() if (m := re.search(pattern, t)) else None for t in raw]
+        assert [m.span() if (m := gated.search(t)) else None for t in raw] == hits
+        assert any(hits)
+
+
+def test_bundled_ngram_weights_have_no_function_word_only_ngram():
+    # RefusalModel.ngram_term looks up every unigram and bigram without the head_ngrams filter;
+    # that is exact only while no weighted n-gram is made of function words alone.
+    from workbench.judges.refusal import FUNCTION_WORDS
+
+    weights = load_refusal_model().ngram_weights
+    assert len(weights) > 1000
+    assert not [g for g in weights if all(w in FUNCTION_WORDS for w in g.split(" "))]
 
 
 def test_xstest_split_is_by_prompt():
