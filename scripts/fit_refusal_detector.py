@@ -320,8 +320,8 @@ def choose_c(rows, dense, ngrams, y, groups, fit_mask) -> tuple[float, float, di
     one-standard-error rule: the simplest candidate (smallest ``C``, then smallest scale: the
     strongest regularisation) whose :func:`cv_score` is within one bootstrap standard error
     (:func:`cv_score_se`) of the best; and that candidate's figures. Stronger regularisation is
-    preferred because the grid's differences are mostly noise (the worst leave-one-model-out kappa
-    rests on about 40 refusals) and weaker regularisation flags more out-of-domain answers."""
+    preferred because the grid's differences are mostly within that noise, and weaker
+    regularisation flags more out-of-domain answers (BEGIN's dialogue turns)."""
     grid = [(C, scale) for C in C_GRID for scale in NGRAM_SCALE_GRID]
     results = {}
     for C, scale in grid:
