@@ -105,20 +105,18 @@ def _count_refused_press(seq: int, value: str) -> None:
     view: Streamlit can deliver one click to the callback twice (a rerun interrupted by the next
     press keeps its trigger), and such a repeat cannot be told from a second press of the same key,
     so the count is a lower bound."""
-    counted = st.session_state.setdefault("label_refused_buttons", set())
-    if st.session_state.get("label_saved_by", {}).get(seq) != value and (seq, value) not in counted:
-        counted.add((seq, value))
-        st.session_state["label_refused_presses"] = len(counted)
+    if st.session_state.get("label_saved_by", {}).get(seq) != value:
+        st.session_state.setdefault("label_refused_buttons", set()).add((seq, value))
 
 
 def _dismiss_refused_presses() -> None:
-    st.session_state["label_refused_presses"] = 0
     st.session_state["label_refused_buttons"] = set()
 
 
 def _refused_presses_notice() -> None:
-    """A lasting warning with the number of presses not saved since it was last dismissed."""
-    refused = st.session_state.get("label_refused_presses", 0)
+    """A lasting warning with the number of presses not saved since it was last dismissed (the
+    buttons counted by :func:`_count_refused_press`)."""
+    refused = len(st.session_state.get("label_refused_buttons", ()))
     if refused:
         st.warning(f"At least {refused} key {'press was' if refused == 1 else 'presses were'} not saved: "
                    f"{'it' if refused == 1 else 'they'} arrived after the page had moved on to another unit "
