@@ -57,8 +57,8 @@ from workbench.judges.refusal import (  # noqa: E402
     CUE_VERSION,
     EMBEDDING_DIM,
     EMBEDDING_FEATURES,
-    answer_ngrams,
-    feature_matrix,
+    features_and_heads,
+    head_ngrams,
     xstest_split,
 )
 from workbench.text import looks_like_refusal  # noqa: E402
@@ -381,15 +381,16 @@ def main() -> None:
     from sklearn.feature_extraction.text import CountVectorizer
 
     answers = [r["answer"] for r in rows]
-    dense = feature_matrix(answers, embedder.embed_sync)
+    dense, heads = features_and_heads(answers, embedder.embed_sync)
     y = np.array([r["y"] for r in rows])
     groups = np.array(["xstest" if r["set"].startswith("xstest") else "rag" for r in rows])
     fit_mask = np.array([r["split"] == "fit" for r in rows])
-    # The n-gram vocabulary comes from the fit rows only (refusal.answer_ngrams: the same words the
-    # detector looks up).
-    vectorizer = CountVectorizer(analyzer=answer_ngrams, binary=True, min_df=NGRAM_MIN_ANSWERS, dtype=np.float64)
-    vectorizer.fit([a for a, keep in zip(answers, fit_mask) if keep])
-    ngrams = divided_rows(vectorizer.transform(answers), NGRAM_DIVISOR)
+    # The n-gram vocabulary comes from the fit rows only (refusal.head_ngrams of the heads the
+    # features were built from: the same words the detector looks up).
+    vectorizer = CountVectorizer(analyzer=lambda head: sorted(head_ngrams(head)), binary=True,
+                                 min_df=NGRAM_MIN_ANSWERS, dtype=np.float64)
+    vectorizer.fit([h for h, keep in zip(heads, fit_mask) if keep])
+    ngrams = divided_rows(vectorizer.transform(heads), NGRAM_DIVISOR)
     vocabulary = vectorizer.get_feature_names_out()
     print(f"fit rows: {int(fit_mask.sum())} (hand-written fit split {int((fit_mask & (groups == 'rag')).sum())}, "
           f"XSTest fit prompts x 3 models {int((fit_mask & (groups == 'xstest')).sum())}); held out: "

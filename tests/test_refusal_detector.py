@@ -243,11 +243,12 @@ def test_first_character_gates_change_no_match():
 def test_bundled_ngram_weights_have_no_function_word_only_ngram():
     # RefusalModel.ngram_term looks up every unigram and bigram without the head_ngrams filter;
     # that is exact only while no weighted n-gram is made of function words alone.
-    from workbench.judges.refusal import FUNCTION_WORDS
+    from workbench.judges.refusal import function_words_only
 
     weights = load_refusal_model().ngram_weights
     assert len(weights) > 1000
-    assert not [g for g in weights if all(w in FUNCTION_WORDS for w in g.split(" "))]
+    assert function_words_only("about it") and not function_words_only("no information")
+    assert not [g for g in weights if function_words_only(g)]
 
 
 def test_xstest_split_is_by_prompt():

@@ -285,13 +285,12 @@ _FIRST_CHARS: dict[str, str] = {
     "silent_or_scope": "sobdgnmalwfr"}
 
 
-def _gated(name: str, pattern: str) -> str:
-    """``pattern`` behind a lookahead for :data:`_FIRST_CHARS` of ``name`` (unchanged without one)."""
-    chars = _FIRST_CHARS.get(name)
+def _gated(chars: str | None, pattern: str) -> str:
+    """``pattern`` behind a lookahead for the characters its matches start with (unchanged without)."""
     return f"(?=[{re.escape(chars)}])(?:{pattern})" if chars else pattern
 
 
-_CUE_REGEX = tuple((name, re.compile(_gated(name, pattern))) for name, pattern in _CUE_PATTERNS)
+_CUE_REGEX = tuple((name, re.compile(_gated(_FIRST_CHARS.get(name), pattern))) for name, pattern in _CUE_PATTERNS)
 _BY_NAME = dict(_CUE_REGEX)
 #: The triggers compiled once into one alternation per cue (one C-level scan instead of a Python loop).
 _TRIGGER_REGEX: dict[str, re.Pattern] = {
@@ -343,11 +342,9 @@ _SOFTENER_PATTERN = (
 _BARE_CONTRACTION_PATTERN = (
     r"\b(do|does|did|ca|could|would|should|is|are|was|were|have|has|had|wo|ai|must|need)nt\b|\b(i)m\b|\b(i)ve\b|"
     r"\b(there|that|what|it)s\b(?= (?:no|nothing|not|none|any|a|an|the|all|one|only|just|why|where|what|how|because)\b)")
-#: For speed only, as :data:`_FIRST_CHARS`: the characters every match of the two patterns starts with.
-_CANONICAL_FIRST_CHARS = {"softener": "icd", "bare_contraction": "dcwsiahmnt"}
-_SOFTENER = re.compile(f"(?=[{_CANONICAL_FIRST_CHARS['softener']}])(?:{_SOFTENER_PATTERN})")
-_BARE_CONTRACTION = re.compile(
-    f"(?=[{_CANONICAL_FIRST_CHARS['bare_contraction']}])(?:{_BARE_CONTRACTION_PATTERN})")
+#: For speed only, as :data:`_FIRST_CHARS`: gated by the characters every match starts with.
+_SOFTENER = re.compile(_gated("icd", _SOFTENER_PATTERN))
+_BARE_CONTRACTION = re.compile(_gated("dcwsiahmnt", _BARE_CONTRACTION_PATTERN))
 
 
 def _restore_apostrophe(match: re.Match) -> str:
@@ -402,7 +399,7 @@ CUE_NAMES: tuple[str, ...] = (
 _DECLINING = ("first_person_inability", "dont_know", "first_person_lacks", "source_silent", "not_told",
               "not_in_source", "false_premise", "cannot_determine")
 
-__all__ = ["CUE_NAMES", "answer_ngrams", "canonical_head", "head_ngrams", "xstest_split", "CUE_VERSION", "DEFAULT_REFUSAL_MODEL_PATH", "EMBEDDING_FEATURES", "RefusalDetector", "head_text",
+__all__ = ["CUE_NAMES", "canonical_head", "features_and_heads", "function_words_only", "head_ngrams", "xstest_split", "CUE_VERSION", "DEFAULT_REFUSAL_MODEL_PATH", "EMBEDDING_FEATURES", "RefusalDetector", "head_text",
            "load_refusal_model", "refusal_cues"]
 
 
@@ -465,21 +462,23 @@ whose when where why how oh ah yes yeah well okay ok hey hi hello wow haha reall
 """.split())
 
 
-def head_ngrams(head: str) -> set[str]:
-    """The word unigrams and bigrams (``"a b"``) of ``head`` (words are ``[a-z']+`` runs) that are
-    not made only of :data:`FUNCTION_WORDS`: what the model's n-gram weights are looked up by.
-    ``head`` is a :func:`head_text`."""
+def _word_ngrams(head: str) -> set[str]:
+    """Every word unigram and bigram (``"a b"``) of ``head`` (words are ``[a-z']+`` runs)."""
     words = _WORD.findall(head)
     grams = set(words)
-    grams -= FUNCTION_WORDS
-    function = FUNCTION_WORDS
-    grams.update(a + " " + b for a, b in zip(words, words[1:]) if a not in function or b not in function)
+    grams.update(map(" ".join, zip(words, words[1:])))
     return grams
 
 
-def answer_ngrams(answer: str) -> list[str]:
-    """:func:`head_ngrams` of the answer's :func:`head_text`, sorted (the fitting script's analyzer)."""
-    return sorted(head_ngrams(_parts(answer)[0]))
+def function_words_only(gram: str) -> bool:
+    """True when every word of the n-gram ``gram`` is one of :data:`FUNCTION_WORDS`."""
+    return all(word in FUNCTION_WORDS for word in gram.split(" "))
+
+
+def head_ngrams(head: str) -> set[str]:
+    """The word unigrams and bigrams of ``head`` (a :func:`head_text`) that are not made only of
+    :data:`FUNCTION_WORDS`: the n-grams the model is fitted on and looks weights up by."""
+    return {gram for gram in _word_ngrams(head) if not function_words_only(gram)}
 
 
 def refusal_cues(answer: str, *, prefilter: bool = True) -> np.ndarray:
@@ -535,7 +534,7 @@ def _pooled(vectors: np.ndarray) -> np.ndarray:
     return np.concatenate([mean / norm if norm > 0 else mean, unit.max(axis=0)])
 
 
-def _features_and_heads(answers: Sequence[str], embed: Callable[[list[str]], np.ndarray]) -> tuple[np.ndarray, list[str]]:
+def features_and_heads(answers: Sequence[str], embed: Callable[[list[str]], np.ndarray]) -> tuple[np.ndarray, list[str]]:
     """Rows ``[pooled sentence embeddings (512) | refusal_cues]`` for each answer.
 
     The head's sentences (:func:`head_text`, at most :data:`HEAD_SENTENCES`) are embedded in one
@@ -559,8 +558,8 @@ def _features_and_heads(answers: Sequence[str], embed: Callable[[list[str]], np.
 
 def feature_matrix(answers: Sequence[str], embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
     """Rows ``[pooled sentence embeddings (512) | refusal_cues]`` for each answer (see
-    :func:`_features_and_heads`)."""
-    return _features_and_heads(answers, embed)[0]
+    :func:`features_and_heads`)."""
+    return features_and_heads(answers, embed)[0]
 
 
 class RefusalModel:
@@ -585,11 +584,8 @@ class RefusalModel:
         one, divided by ``max(their number, ngram_divisor)``; 0.0 when none has."""
         # All unigrams and bigrams are looked up: those :func:`head_ngrams` leaves out (function
         # words only) have no weight, so leaving them in changes nothing and saves the filtering.
-        words = _WORD.findall(head)
-        grams = set(words)
-        grams.update(map(" ".join, zip(words, words[1:])))
         get = self.ngram_weights.get
-        known = [w for w in map(get, grams) if w is not None]
+        known = [w for w in map(get, _word_ngrams(head)) if w is not None]
         return math.fsum(known) / max(len(known), self.ngram_divisor) if known else 0.0
 
     def probabilities(self, features: np.ndarray, heads: Sequence[str] | None = None) -> np.ndarray:
@@ -681,7 +677,7 @@ class RefusalDetector:
         answers = list(answers)
         if not answers:
             return np.zeros(0)
-        probs = self.model.probabilities(*_features_and_heads(answers, self.embed))
+        probs = self.model.probabilities(*features_and_heads(answers, self.embed))
         empty = np.array([not (a or "").strip() for a in answers])
         return np.where(empty, 1.0, probs)
 
