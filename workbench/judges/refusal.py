@@ -299,17 +299,16 @@ _TRIGGER_REGEX: dict[str, re.Pattern] = {
 
 #: The first word of every ``_SOURCE`` alternative: a cue that needs a source noun is skipped when
 #: the text has none of these words.
-_SOURCE_WORDS = frozenset(
-    "document documents documentation docs context source sources passage passages page pages excerpt excerpts "
-    "material materials knowledge search results retrieved handbook manual guide leaflet leaflets report reports "
-    "record records text texts article articles file files listing listings catalogue catalog filing filings "
-    "statement statements reference references archive archives notes section sections sheet wording extract information "
-    "faq readme wiki website portal database dataset spec brochure prospectus circular circulars clause "
-    "clauses spreadsheet content help what anything nothing uploaded sent shared attached linked supplied "
-    "forwarded pasted".split())
-_SOURCE_WORDS = _SOURCE_WORDS | frozenset(w + "s" for w in _SOURCE_WORDS) | frozenset(
-    w for alt in re.sub(r"\(\?:e\)\?|s\?|\?", "", _DOC_NOUNS).split("|") for w in (alt.split()[0], alt.split()[0] + "s"))
-#: (each ``_DOC_NOUNS`` alternative's first word, with and without "s": a superset, never missing one)
+_SOURCE_SINGULARS = frozenset(
+    "document documentation docs context source passage page excerpt material knowledge search results retrieved "
+    "handbook manual guide leaflet report record text article file listing catalogue catalog filing statement "
+    "reference archive notes section sheet wording extract information faq readme wiki website portal database "
+    "dataset spec brochure prospectus circular clause spreadsheet content help what anything nothing uploaded sent "
+    "shared attached linked supplied forwarded pasted".split()) | frozenset(
+    alt.split()[0] for alt in re.sub(r"\(\?:e\)\?|s\?|\?", "", _DOC_NOUNS).split("|"))
+#: Each word above (the ``_DOC_NOUNS`` alternatives by their first word) with and without a plural
+#: "s", as ``_SOURCE`` allows one on any source noun: a superset of the words a source starts with.
+_SOURCE_WORDS = _SOURCE_SINGULARS | frozenset(w + "s" for w in _SOURCE_SINGULARS)
 _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
 #: ``source_attribution`` needs a source noun or one of these phrases.
 _ATTRIBUTION_WITHOUT_SOURCE = re.compile(r"according to|per the|as (?:stated|described|noted|explained|specified) in")
