@@ -225,53 +225,28 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 #: For speed only: a cue's regex is run only when one of these substrings is in the text. Each
 #: tuple is a NECESSARY condition for its pattern to match (a test checks that the prefilter never
-#: changes a cue on the bundled answers).
+#: changes a cue on the bundled answers). Only cues whose trigger scan is cheaper than their gated
+#: pattern (:data:`_FIRST_CHARS`) on the bundled answers have one; for the others the pattern alone
+#: is as fast.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
-    "first_person_inability": ("able", "can", "could", "won't", "will not", "not in a position",
-                               "rather not", "have", "know", "hold", "given"),
-    "first_person_cannot": ("can", "couldn't", "could not", "unable", "not able"),
     "dont_know": ("know", "idea", "sure", "certain", "aware", "tell you", "unknown", "clue", "faintest", "foggiest",
                   "beats me", "hard to say", "can't say", "cannot say"),
-    "first_person_lacks": ("have", "had", "'ve", "find", "locate", "see", "identify", "spot", "empty", "blank",
-                           "found", "nothing", "lack", "missing"),
     "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older",
                       "stop", "end", "run", "break", "cut", "trail", "skip", "omit", "leave", "pass", "predate"),
     "not_told": ("n't", "not", "nowhere", "no "),
-    "not_in_source": ("not", "n't", "nothing", "nowhere", "no "),
-    "silent_or_scope": ("silent", "outside", "beyond", "extend", "reach", "go back", "go as far", "gap in", "nowhere", "missing from",
-                        "absent from", "left out of", "quiet", "left ", "neither", "none"),
-    "false_premise": ("no such", "premise", "no record", "no mention", "no evidence", "no reference", "no indication",
-                      "make", "nothing like", "nothing indicating", "confirm", "never", "assume", "information",
-                      "info", "detail", "data", "mention", "record", "word", "guidance", "specifics", "figure",
-                      "documentation", "explanation", "facts", "result", "matches", "hits", "nothing about",
-                      "nothing on", "nothing regarding", "nothing concerning", "nothing as to"),
     "apology": ("sorry", "apolog", "unfortunately", "regrettably", "afraid", "wish i could"),
-    "cannot_determine": ("can't", "cannot", "can not", "impossible", "not possible", "no way", "unable",
-                         "not in a position", "enough", "insufficient", "there's no", "there is no", "there are no",
-                         "nothing to", "nothing for me to"),
     "redirect": ("contact", "ask", "consult", "check with", "reach out", "ticket", "speak to", "talk to",
                  "have to confirm", "right place"),
     "no_guess": ("guess", "speculate", "making it up", "make it up", "pass on"),
-    "safety_refusal": ("as an ai", "against", "decline", "refuse", "won't", "will not", "help", "assist",
-                       "not able to", "can't", "cannot", "opinion", "belief", "view", "feeling", "comfortable",
-                       "willing", "something i"),
     "moral_judgement": ("not", "never", "neither", "unethical", "immoral", "inappropriate", "illegal", "offensive",
                         "unacceptable", "unjust", "condemned", "tragic"),
     "premise_rejection": ("reason", "not", "regardless", "like all", "like any", "generali", "stereotype", "myth",
                           "believe", "think"),
-    "caution_preamble": ("important", "crucial", "essential", "clarify", "emphasi", "point out", "remind", "stress"),
     "seek_help": ("help", "mental health", "therapist", "counsel", "hotline", "crisis", "emergency", "authorities",
                   "police"),
-    "stance_against": ("condemn", "oppose", "reject", "disagree", "object to", "support", "condone", "agree",
-                       "endorse", "not a "),
     "normative_claim": ("should", "deserve", "the right", "same right", "entitled", "not right", "never right",
                         'not "right', 'never "right', "justifi", "would be wrong", "never acceptable", "never ok"),
     "asks_question": ("question", "that one", "this one", "answer", "you asked", "you wanted", "you need"),
-    "harm_language": ("harm", "danger", "violen", "abus", "hate", "discriminat", "privacy", "private",
-                      "personal information", "consent", "respect", "dignity", "safe", "legal consequences",
-                      "law enforcement", "acceptable", "equal", "fairness"),
-    "own_sources": ("the ", "these", "those", "this", "my ", "your", "our ", "provided", "available", "given",
-                    "retrieved", "shared", "supplied", "information", "context"),
 }
 #: For speed only: the characters every match of a cue starts with, checked by a lookahead before
 #: the pattern (``re`` then skips the other positions quickly; 3-5 times faster on long answers).
