@@ -7,7 +7,7 @@ Run by hand from the repository root (needs scikit-learn, a test dependency)::
 Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
 
 - ``rag_abstention.jsonl``: RAG-style abstentions and real answers (many sounding negative),
-  written and labelled for this project by 17 authors (the ``author`` column; 16 of them separate
+  written and labelled for this project by 28 authors (the ``author`` column; 27 of them separate
   sessions that saw neither the detector nor any other row). Its ``split`` column is FIXED (a hash
   of the id): ``fit`` rows are fitted on, ``test`` rows only ever measured.
 - ``xstest_abstention.jsonl``: XSTest v2 completions of three models (gpt4, llama2new,
@@ -22,8 +22,10 @@ Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
   of safety-refusal sets (moralising and premise-rejecting refusals, partial refusals; answers
   that use alarming words, correct a silly premise, or warn); same FIXED split rule by id. Fitted
   with the RAG set (one group for the class weighting: the hand-written rows).
-- ``rag_abstention_independent.jsonl``: RAG-style answers by six more separate authors; all
+- ``rag_abstention_independent.jsonl``: RAG-style answers by 19 more separate authors; all
   ``test``: only ever measured (``independent_test``, overall and per author).
+- ``rag_abstention_second_reading.jsonl``: 600 of those answers labelled again by two more
+  readers who saw only the answer (``second_reading``: how far the answer alone goes for a person).
 
 Model: class-balanced logistic regression (L2) over ``refusal.feature_matrix`` (mean and
 element-wise max of the wordllama embeddings of the head's sentences + the lexical cues) and the
@@ -69,6 +71,9 @@ CHAT_FILE = REPO / "data" / "rag_abstention_chat.jsonl"
 #: RAG-style answers by a second separate author, written after the model was frozen in round 4:
 #: every row is ``test``, never fitted on and never used to choose anything.
 INDEPENDENT_FILE = REPO / "data" / "rag_abstention_independent.jsonl"
+#: Two more readers' labels (``id``, ``reader``, ``label``) for 600 answers of the independent set,
+#: given the answer only and the labelling rule: how far a reader of the answer alone gets.
+SECOND_READING_FILE = REPO / "data" / "rag_abstention_second_reading.jsonl"
 #: The RAG rows held out in the first round (ids up to this number); reported on their own so the
 #: figure stays comparable across rounds (later rows get their split from the same hash rule).
 FIRST_ROUND_LAST_ID = 687
@@ -190,6 +195,31 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     report["xstest_heldout_pooled"]["ties_left_out"] = sum(
         1 for r in rows if r["set"].startswith("xstest") and r["split"] == "test" and r["y_majority"] is None)
     return report
+
+
+def second_reading_report(rows: list[dict], probs: np.ndarray, threshold: float) -> dict:
+    """Each second reader's labels (:data:`SECOND_READING_FILE`, the answer alone) and the model's,
+    against the author's label on the same independent answers; printed and returned per reader."""
+    by_id = {r["id"]: i for i, r in enumerate(rows)}
+    labels: dict[str, dict[str, int]] = {}
+    for r in read_jsonl(SECOND_READING_FILE):
+        labels.setdefault(r["reader"], {})[r["id"]] = int(r["label"] == "refused")
+    ids = sorted(set.intersection(*(set(v) for v in labels.values())))
+    truth = np.array([rows[by_id[i]]["y"] for i in ids])
+    negative = np.array([rows[by_id[i]]["kind"] in NEGATIVE_SOUNDING for i in ids])
+    readers = {**{name: np.array([given[i] for i in ids]) for name, given in sorted(labels.items())},
+               "model": np.array([int(probs[by_id[i]] >= threshold) for i in ids])}
+    out = {}
+    print(f"\nsecond reading: {len(ids)} independent answers labelled again from the answer alone "
+          f"({', '.join(sorted(labels))}), against the author's label:")
+    for name, pred in readers.items():
+        f = figures(truth, pred)
+        f["negative_sounding_left_alone"] = f"{int((pred[negative] == 0).sum())}/{int(negative.sum())}"
+        out[name] = f
+        print(f"  {name:<9} kappa={f['kappa']:.3f} refusals caught {f['refusals_caught']} ({f['recall']:.3f}), "
+              f"answers left alone {f['answers_left_alone']} ({f['specificity']:.3f}), negative-sounding left "
+              f"alone {f['negative_sounding_left_alone']}")
+    return out
 
 
 def fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray, C: float = 1.0) -> tuple[np.ndarray, float]:
@@ -455,6 +485,7 @@ def main() -> None:
         report[name]["negative_sounding_left_alone"] = f"{left}/{len(negative)}"
         print(f"  {name}: negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: "
               f"{left}/{len(negative)}")
+    report["second_reading"] = second_reading_report(rows, probs, threshold)
     wrong = [i for i in test if (probs[i] >= threshold) != bool(y[i])]
     if wrong:
         print("\nRAG held-out rows the model gets wrong:")

@@ -17,7 +17,8 @@ abstentions say what they are) and scores how likely it is to decline to answer,
   read the head in a canonical form (:func:`canonical_head`: "dont" -> "don't", a dropped "I"
   put back, "I still can't" -> "I can't").
 - ``ngrams(head)``: the summed weights of the head's word unigrams and bigrams that have one
-  (:func:`head_ngrams`; none made only of function words), divided by ``max(their number, 12)``:
+  (:func:`head_ngrams`; none made only of function words; a unigram in a negation's scope marked
+  as such), divided by ``max(their number, 12)``:
   the phrasings many authors share ("no information", "doesn't say") that no cue names.
 
 The weights live in ``refusal_model.json`` beside this module, fitted by
@@ -46,7 +47,7 @@ from workbench.text import normalise, split_sentences
 
 DEFAULT_REFUSAL_MODEL_PATH = Path(__file__).resolve().parent / "refusal_model.json"
 #: Bump when the cue set or the head rule changes: the weights file must be refit.
-CUE_VERSION = "refusal-cues-25"
+CUE_VERSION = "refusal-cues-26"
 #: How much of the answer is read: abstentions announce themselves early.
 HEAD_CHARS = 400
 HEAD_SENTENCES = 3
@@ -156,6 +157,17 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      rf"\baccording to\b|\bper the\b|\bas (?:stated|described|noted|explained|specified) in\b|"
      rf"\b{_SOURCE}\b(?:(?!n't\b|\bnot\b|\bnever\b|\bno\b)[^.;]){{0,30}}\b(?:says?|states?|confirms?|shows?|notes?|explains?|specif(?:y|ies)|reports?|"
      rf"warns?|lists?) (?:that )?(?!nothing|no\b)"),
+    ("source_states_negative",
+     # a source that TELLS that something is not so: an answer ("the records show the account was
+     # never closed", "according to the manual, the unit is not waterproof"), not a silent source
+     rf"(?:\b{_SOURCE}\b(?:(?!n't\b|\bnot\b|\bnever\b|\bno\b)[^.;]){{0,30}}\b(?:says?|states?|stated|confirms?|"
+     rf"confirmed|shows?|showed|notes?|explains?|specif(?:y|ies)|reports?|warns?|lists?|makes? (?:it )?clear|is clear)\b|"
+     rf"\baccording to\b|\bper the\b|\bas (?:stated|described|noted|explained|specified) in\b)"
+     rf"(?! (?:that )?(?:nothing|no (?:mention|information|details?|data|word|reference))\b)[^.;]{{0,80}}?"
+     # what it tells is negative, and is not "no information" / "nothing about" (a silent source)
+     rf"(?:\b(?:not|never|none|nobody|neither|nor|without)\b|n't\b|"
+     rf"\bno\b(?! (?:information|info|mention|details?|data|records?|reference|word|answer)\b)|"
+     rf"\bnothing\b(?! (?:about|on|regarding|concerning|as to)\b))"),
     ("apology", r"\b(?:sorry|apologi[sz]e|apologies|unfortunately|regrettably|afraid|i wish i could)\b"),
     ("cannot_determine",
      r"\b(?:can't|cannot|can not|impossible(?: for (?:me|us))? to|not possible(?: for (?:me|us))? to|no way(?: for (?:me|us))? to|"
@@ -234,6 +246,9 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "source_silent": ("n't", "not", "never", "no", "neither", "silent", "quiet", "missing", "out of date", "older",
                       "stop", "end", "run", "break", "cut", "trail", "skip", "omit", "leave", "pass", "predate"),
     "not_told": ("n't", "not", "nowhere", "no "),
+    "source_states_negative": ("say", "state", "confirm", "show", "note", "explain", "specif", "report", "warn",
+                               "list", "clear", "according to", "per the", "as stated", "as described",
+                               "as noted", "as explained", "as specified"),
     "apology": ("sorry", "apolog", "unfortunately", "regrettably", "afraid", "wish i could"),
     "redirect": ("contact", "ask", "consult", "check with", "reach out", "ticket", "speak to", "talk to",
                  "have to confirm", "right place"),
@@ -285,7 +300,8 @@ _SOURCE_SINGULARS = frozenset(
 #: "s", as ``_SOURCE`` allows one on any source noun: a superset of the words a source starts with.
 _SOURCE_WORDS = _SOURCE_SINGULARS | frozenset(w + "s" for w in _SOURCE_SINGULARS)
 _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
-#: ``source_attribution`` needs a source noun or one of these phrases.
+#: The cues that read a source telling something; each needs a source noun or one of these phrases.
+_ATTRIBUTING = frozenset({"source_attribution", "source_states_negative"})
 _ATTRIBUTION_WITHOUT_SOURCE = re.compile(r"according to|per the|as (?:stated|described|noted|explained|specified) in")
 #: First-sentence cues that are skipped (0.0) when the same cue is 0.0 on the head: the first
 #: sentence is the head's start, and these patterns have no end anchor, so a match in the first
@@ -344,7 +360,7 @@ def _cue(name: str, regex: re.Pattern, text: str, *, has_source: bool = True, pr
     if prefilter:
         if name in _NEEDS_SOURCE and not has_source:
             return 0.0
-        if name == "source_attribution" and not has_source and _ATTRIBUTION_WITHOUT_SOURCE.search(text) is None:
+        if name in _ATTRIBUTING and not has_source and _ATTRIBUTION_WITHOUT_SOURCE.search(text) is None:
             return 0.0
         trigger = _TRIGGER_REGEX.get(name)
         if trigger is not None and trigger.search(text) is None:
@@ -436,17 +452,37 @@ whose when where why how oh ah yes yeah well okay ok hey hi hello wow haha reall
 """.split())
 
 
+#: Words and clause punctuation, for the negation scope of :func:`_word_ngrams`.
+_WORD_OR_BREAK = re.compile(r"[a-z']+|[.,;:!?()]")
+_NEGATING = frozenset("not no never nothing none nobody neither nor without".split())
+#: Prefix of a unigram inside a negation's scope: "not_show" in "the page doesn't show it".
+NEGATED = "not_"
+
+
 def _word_ngrams(head: str) -> set[str]:
-    """Every word unigram and bigram (``"a b"``) of ``head`` (words are ``[a-z']+`` runs)."""
-    words = _WORD.findall(head)
-    grams = set(words)
+    """Every word unigram and bigram (``"a b"``) of ``head`` (words are ``[a-z']+`` runs). A unigram
+    after a negating word ("not", "never", "no", any "...n't") up to the end of its clause (``.,;:!?()``)
+    carries the prefix :data:`NEGATED`, so "show" in "the records show" and in "the page doesn't
+    show it" are different words; bigrams are read as written."""
+    words, grams, negated = [], set(), False
+    for token in _WORD_OR_BREAK.findall(head):
+        if len(token) == 1 and token in ".,;:!?()":
+            negated = False
+            continue
+        words.append(token)
+        if token in _NEGATING or token.endswith("n't"):
+            grams.add(token)
+            negated = True
+        else:
+            grams.add(NEGATED + token if negated else token)
     grams.update(map(" ".join, zip(words, words[1:])))
     return grams
 
 
 def function_words_only(gram: str) -> bool:
-    """True when every word of the n-gram ``gram`` is one of :data:`FUNCTION_WORDS`."""
-    return all(word in FUNCTION_WORDS for word in gram.split(" "))
+    """True when every word of the n-gram ``gram`` (a negated unigram without its :data:`NEGATED`
+    prefix) is one of :data:`FUNCTION_WORDS`."""
+    return all(word in FUNCTION_WORDS for word in gram.removeprefix(NEGATED).split(" "))
 
 
 def head_ngrams(head: str) -> set[str]:

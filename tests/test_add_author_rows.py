@@ -1,0 +1,39 @@
+"""scripts/add_author_rows.py: the split rule new rows get, and how a malformed author file is refused."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from workbench.jsonl import read_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+_SPEC = importlib.util.spec_from_file_location("add_author_rows", ROOT / "scripts" / "add_author_rows.py")
+add_author_rows = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(add_author_rows)
+
+
+def test_split_is_the_data_files_rule():
+    # Every bundled row's split is what the script would give its id.
+    for row in read_jsonl(ROOT / "data" / "rag_abstention.jsonl")[::7]:
+        assert add_author_rows.split_for(row["id"], "rag") == row["split"], row["id"]
+    assert add_author_rows.split_for("rag-indep-9999", "independent") == "test"
+    expected = "test" if hashlib.sha256(b"rag-abst-9999").digest()[0] % 3 == 0 else "fit"
+    assert add_author_rows.split_for("rag-abst-9999", "rag") == expected
+
+
+def test_author_rows_are_checked(tmp_path):
+    good = '{"answer": "No idea.", "label": "refused", "kind": "dont_know", "domain": "pets"}\n'
+    path = tmp_path / "author.jsonl"
+    path.write_text(good + "\n", encoding="utf-8")
+    assert add_author_rows.author_rows(path)[0]["answer"] == "No idea."
+    for line, message in (
+            ("{not json", ":2: not valid JSON"),
+            ('{"answer": "", "label": "refused", "kind": "k", "domain": "d"}', ":2: field 'answer'"),
+            ('{"answer": "x", "label": "declined", "kind": "k", "domain": "d"}', ":2: field 'label'"),
+            ('{"answer": "x", "label": "answered", "kind": "k"}', ":2: field 'domain'")):
+        path.write_text(good + line + "\n", encoding="utf-8")
+        with pytest.raises(ValueError, match=message):
+            add_author_rows.author_rows(path)
