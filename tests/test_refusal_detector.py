@@ -42,7 +42,7 @@ def test_contract_cases(detector, case):
 
 def test_held_out_rag_split_floor(detector):
     # The fixed test split (never fitted on), at the model's own threshold. Floors, not the
-    # figures: the fitting script prints those (92.5% caught, 95.1% of negative-sounding answers
+    # figures: the fitting script prints those (92.6% caught, 95.4% of negative-sounding answers
     # left alone on the whole split of 28 authors when this was written). The first round's
     # held-out rows (ids up to 687) are checked on their own so later rows, which get their split
     # from the same hash rule, cannot dilute them; their negative-sounding floor is 0.85 since
@@ -72,8 +72,8 @@ def test_held_out_rag_split_floor(detector):
 def test_independent_set_floor(detector):
     # Written by 19 authors who saw neither the detector nor any other row, each given only the
     # labelling rules or a writing brief; never fitted on (every row "test"). Floors per author and
-    # overall, under the printed figures (92.1% caught and 96.5% of negative-sounding answers left
-    # alone overall; the weakest author 85.1% caught (author-41), the weakest negative-sounding
+    # overall, under the printed figures (92.8% caught and 96.6% of negative-sounding answers left
+    # alone overall; the weakest author 84.4% caught (author-41), the weakest negative-sounding
     # share 81/90 (author-45), when this was written).
     rows = read_jsonl(ROOT / "data" / "rag_abstention_independent.jsonl")
     assert len(rows) > 5500 and {r["split"] for r in rows} == {"test"}

@@ -221,8 +221,8 @@ class OfflineJudge:
                               reason=f"offline: {len(wanted & have)}/{len(wanted)} question content words in passage")
 
     async def is_refusal(self, answer: str) -> bool:
-        """True when :meth:`refusal_score` is at least the detector's threshold (0.5); an empty
-        answer is a refusal."""
+        """True when :meth:`refusal_score` is at least the detector's threshold (the one the fitting
+        script chose, stored in the weights file); an empty answer is a refusal."""
         self._count()
         return self.refusal.is_refusal(answer)
 
