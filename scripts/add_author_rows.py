@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from workbench.jsonl import read_jsonl  # noqa: E402
+from workbench.jsonl import jsonl_objects, read_jsonl  # noqa: E402
 
 DATA = REPO / "data"
 TARGETS = {"rag": (DATA / "rag_abstention.jsonl", "rag-abst-"),
@@ -56,16 +56,12 @@ def author_rows(path: Path) -> list[dict]:
     Raises:
         ValueError: naming the file, line and field.
     """
+    with path.open(encoding="utf-8") as handle:
+        numbered, problems = jsonl_objects(handle, str(path))
+    if problems:
+        raise ValueError(problems[0])
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}:{number}: not valid JSON ({err.msg})") from err
-        if not isinstance(row, dict):
-            raise ValueError(f"{path}:{number}: expected a JSON object")
+    for number, row in numbered:
         if not isinstance(row.get("answer"), str) or not row["answer"].strip():
             raise ValueError(f"{path}:{number}: field 'answer': expected a non-empty string")
         if row.get("label") not in LABELS:

@@ -16,7 +16,6 @@ was fitted: the "measured before any fit" figures of the README come from this.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -32,10 +31,11 @@ def main() -> None:
                         help="the checkout whose detector is used (default: this one)")
     args = parser.parse_args()
     sys.path.insert(0, str(args.repo.resolve()))
+    from workbench.jsonl import read_jsonl
     from workbench.judges.offline import OfflineEmbedder
     from workbench.judges.refusal import RefusalDetector
 
-    rows = [json.loads(line) for line in args.file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = read_jsonl(args.file)
     keep = {a for a in args.authors.split(",") if a}
     rows = [r for r in rows if not keep or r.get("author", "") in keep]
     if not rows:
