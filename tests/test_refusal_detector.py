@@ -70,20 +70,20 @@ def test_held_out_rag_split_floor(detector):
 
 
 def test_independent_set_floor(detector):
-    # Written by 19 authors who saw neither the detector nor any other row, each given only the
+    # Written by 35 authors who saw neither the detector nor any other row, each given only the
     # labelling rules or a writing brief; never fitted on (every row "test"). Floors per author and
-    # overall, under the printed figures (92.8% caught and 96.6% of negative-sounding answers left
+    # overall, under the printed figures (92.4% caught and 96.7% of negative-sounding answers left
     # alone overall; the weakest author 84.4% caught (author-41), the weakest negative-sounding
     # share 81/90 (author-45), when this was written).
     rows = read_jsonl(ROOT / "data" / "rag_abstention_independent.jsonl")
-    assert len(rows) > 5500 and {r["split"] for r in rows} == {"test"}
+    assert len(rows) > 10000 and {r["split"] for r in rows} == {"test"}
     assert len({r["id"] for r in rows}) == len(rows) == len({r["answer"] for r in rows})
     others = RAG_ROWS + read_jsonl(ROOT / "data" / "rag_abstention_chat.jsonl")
     assert not {r["answer"] for r in rows} & {r["answer"] for r in others}
     assert not {r["author"] for r in rows} & {r["author"] for r in RAG_ROWS}
     flagged = detector.scores([r["answer"] for r in rows]) >= detector.threshold
     authors = sorted({r["author"] for r in rows})
-    assert len(authors) >= 19
+    assert len(authors) >= 35
     for author in [None, *authors]:
         mine = [(f, r) for f, r in zip(flagged, rows) if author in (None, r["author"])]
         caught = [f for f, r in mine if r["label"] == "refused"]
