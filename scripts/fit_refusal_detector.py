@@ -22,7 +22,7 @@ Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
   of safety-refusal sets (moralising and premise-rejecting refusals, partial refusals; answers
   that use alarming words, correct a silly premise, or warn); same FIXED split rule by id. Fitted
   with the RAG set (one group for the class weighting: the hand-written rows).
-- ``rag_abstention_independent.jsonl``: RAG-style answers by 19 more separate authors; all
+- ``rag_abstention_independent.jsonl``: RAG-style answers by 35 more separate authors; all
   ``test``: only ever measured (``independent_test``, overall and per author).
 - ``rag_abstention_second_reading.jsonl``: 600 of those answers labelled again by two more
   readers who saw only the answer (``second_reading``: how far the answer alone goes for a person).
