@@ -68,7 +68,7 @@ from workbench.text import looks_like_refusal  # noqa: E402
 DEFAULT_OUT = REPO / "workbench" / "judges" / "refusal_model.json"
 RAG_FILE = REPO / "data" / "rag_abstention.jsonl"
 CHAT_FILE = REPO / "data" / "rag_abstention_chat.jsonl"
-#: RAG-style answers by a second separate author, written after the model was frozen in round 4:
+#: RAG-style answers by separate authors (the first written after the model was frozen in round 4):
 #: every row is ``test``, never fitted on and never used to choose anything.
 INDEPENDENT_FILE = REPO / "data" / "rag_abstention_independent.jsonl"
 #: Two more readers' labels (``id``, ``reader``, ``label``) for 600 answers of the independent set,
