@@ -86,6 +86,12 @@ _TOLD = (r"(?:mentioned|listed|stated|described|discussed|documented|specified|a
 _ANSWER_VERB = (r"(?:answer|tell|say|find|provide|confirm|help|assist|give|determine|locate|comply|share|"
                 r"speak|report|pin|calculate|work out|back|respond|verify|identify|see|know|offer|guess)")
 _NEG_AUX = r"(?:do(?:es)?n't|do(?:es)? not|did(?:n't| not)|never|cannot|can't|won't|makes? no)"
+#: Phrases that attribute what follows to a source without naming it as a noun ("according to",
+#: "per the"): read by the two attribution cues and by their prefilter.
+_ATTRIBUTION_PHRASE = r"according to|per the|as (?:stated|described|noted|explained|specified) in"
+#: A source noun, then up to 30 characters of its clause with no negation: what comes next is
+#: what the source does ("the manual clearly says", not "the manual doesn't say").
+_SOURCE_THEN = rf"\b{_SOURCE}\b(?:(?!n't\b|\bnot\b|\bnever\b|\bno\b)[^.;]){{0,30}}\b"
 #: Up to 40 characters of one clause that do not report what the source says ("the page says
 #: breakfast is not included" is an answer about breakfast, not a silent page).
 _GAP = r"(?:(?!\b(?:says?|said|states?|stated|shows?|showed|notes?|confirms?|reports?|explains?|that)\b)[^.;,:]){0,40}?"
@@ -154,15 +160,15 @@ _CUE_PATTERNS: tuple[tuple[str, str], ...] = (
      r"(?: (?:about|on|regarding|concerning|for|as to|of|re|available|provided|given|found|here|there|at all|whatsoever)\b"
      r"|[.!,;:]|$)|\bnothing (?:about|on|regarding|concerning|as to)\b"),
     ("source_attribution",
-     rf"\baccording to\b|\bper the\b|\bas (?:stated|described|noted|explained|specified) in\b|"
-     rf"\b{_SOURCE}\b(?:(?!n't\b|\bnot\b|\bnever\b|\bno\b)[^.;]){{0,30}}\b(?:says?|states?|confirms?|shows?|notes?|explains?|specif(?:y|ies)|reports?|"
+     rf"\b(?:{_ATTRIBUTION_PHRASE})\b|"
+     rf"{_SOURCE_THEN}(?:says?|states?|confirms?|shows?|notes?|explains?|specif(?:y|ies)|reports?|"
      rf"warns?|lists?) (?:that )?(?!nothing|no\b)"),
     ("source_states_negative",
      # a source that TELLS that something is not so: an answer ("the records show the account was
      # never closed", "according to the manual, the unit is not waterproof"), not a silent source
-     rf"(?:\b{_SOURCE}\b(?:(?!n't\b|\bnot\b|\bnever\b|\bno\b)[^.;]){{0,30}}\b(?:says?|states?|stated|confirms?|"
+     rf"(?:{_SOURCE_THEN}(?:says?|states?|stated|confirms?|"
      rf"confirmed|shows?|showed|notes?|explains?|specif(?:y|ies)|reports?|warns?|lists?|makes? (?:it )?clear|is clear)\b|"
-     rf"\baccording to\b|\bper the\b|\bas (?:stated|described|noted|explained|specified) in\b)"
+     rf"\b(?:{_ATTRIBUTION_PHRASE})\b)"
      rf"(?! (?:that )?(?:nothing|no (?:mention|information|details?|data|word|reference))\b)[^.;]{{0,80}}?"
      # what it tells is negative, and is not "no information" / "nothing about" (a silent source)
      rf"(?:\b(?:not|never|none|nobody|neither|nor|without)\b|n't\b|"
@@ -300,9 +306,9 @@ _SOURCE_SINGULARS = frozenset(
 #: "s", as ``_SOURCE`` allows one on any source noun: a superset of the words a source starts with.
 _SOURCE_WORDS = _SOURCE_SINGULARS | frozenset(w + "s" for w in _SOURCE_SINGULARS)
 _NEEDS_SOURCE = frozenset({"source_silent", "not_in_source", "own_sources"})
-#: The cues that read a source telling something; each needs a source noun or one of these phrases.
+#: The cues that read a source telling something; each needs a source noun or an attribution phrase.
 _ATTRIBUTING = frozenset({"source_attribution", "source_states_negative"})
-_ATTRIBUTION_WITHOUT_SOURCE = re.compile(r"according to|per the|as (?:stated|described|noted|explained|specified) in")
+_ATTRIBUTION_WITHOUT_SOURCE = re.compile(_ATTRIBUTION_PHRASE)
 #: First-sentence cues that are skipped (0.0) when the same cue is 0.0 on the head: the first
 #: sentence is the head's start, and these patterns have no end anchor, so a match in the first
 #: sentence is a match in the head (``not_told`` and ``false_premise`` can end on ``$`` and are always re-read). For speed
