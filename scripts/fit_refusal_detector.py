@@ -162,27 +162,33 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     - ``xstest_<model>``: leave-one-model-out on the held-out prompts: a refit that saw neither
       that model file nor these prompts.
     - ``xstest_heldout_pooled``: the three leave-one-model-out predictions pooled.
-    The old phrase list is scored on the same rows (``phrase_list``).
+    The old phrase list is scored on the same rows (``phrase_list``); the RAG test and independent
+    pools also carry ``negative_sounding_left_alone`` (the model's, as ``"left/total"``).
     """
     report = {}
     y = np.array([r["y"] for r in rows])
     ym = _majority(rows)
     phrase = np.array([looks_like_refusal(r["answer"]) for r in rows], int)
 
-    def block(idx, truth, p):
-        return {"model": figures(truth[idx], (p[idx] >= threshold).astype(int)), "phrase_list": figures(truth[idx], phrase[idx])}
+    def block(idx, truth, p, negative_sounding=False):
+        out = {"model": figures(truth[idx], (p[idx] >= threshold).astype(int)), "phrase_list": figures(truth[idx], phrase[idx])}
+        if negative_sounding:  # the hand-written pools: how many negative-sounding answers the model leaves alone
+            negative = [i for i in idx if rows[i]["kind"] in NEGATIVE_SOUNDING]
+            out["negative_sounding_left_alone"] = f"{sum(p[i] < threshold for i in negative)}/{len(negative)}"
+        return out
 
     rag = [i for i, r in enumerate(rows) if r["set"] == "rag" and r["split"] == "test"]
-    report["rag_test"] = block(rag, y, probs)
+    report["rag_test"] = block(rag, y, probs, True)
     first = [i for i in rag if _number(rows[i]["id"]) <= FIRST_ROUND_LAST_ID]
-    report["rag_test_first_round"] = block(first, y, probs)
+    report["rag_test_first_round"] = block(first, y, probs, True)
     report["rag_test_later_rows"] = block(sorted(set(rag) - set(first)), y, probs)
     for author in sorted({rows[i]["author"] for i in rag}):
-        report[f"rag_test_author_{author}"] = block([i for i in rag if rows[i]["author"] == author], y, probs)
+        report[f"rag_test_author_{author}"] = block([i for i in rag if rows[i]["author"] == author], y, probs, True)
     indep = [i for i, r in enumerate(rows) if r["set"] == "independent"]
-    report["independent_test"] = block(indep, y, probs)
+    report["independent_test"] = block(indep, y, probs, True)
     for author in sorted({rows[i]["author"] for i in indep}):
-        report[f"independent_test_author_{author}"] = block([i for i in indep if rows[i]["author"] == author], y, probs)
+        report[f"independent_test_author_{author}"] = block(
+            [i for i in indep if rows[i]["author"] == author], y, probs, True)
     chat = [i for i, r in enumerate(rows) if r["set"] == "chat" and r["split"] == "test"]
     report["chat_test"] = block(chat, y, probs)
     xs = [i for i, r in enumerate(rows) if r["set"].startswith("xstest") and r["split"] == "test"
@@ -272,8 +278,8 @@ def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.n
     authors = np.array([r["author"] for r in rows])
     loao_probs = np.full(len(rows), np.nan)
     for author in sorted(set(authors[sets == "rag"])):
-        w, b = fit(x[fit_mask & (authors != author)], y[fit_mask & (authors != author)],
-                   groups[fit_mask & (authors != author)], C)
+        train = fit_mask & (authors != author)
+        w, b = fit(x[train], y[train], groups[train], C)
         sel = fit_mask & (sets == "rag") & (authors == author)
         loao_probs[sel] = _probs(x[sel], w, b)
         out[f"rag_author_{author}"] = figures(y[sel], (loao_probs[sel] >= 0.5).astype(int))
@@ -471,20 +477,10 @@ def main() -> None:
         idx = [i for i in test if rows[i]["kind"] == kind]
         right = sum((probs[i] >= threshold) == bool(y[i]) for i in idx)
         print(f"  {kind:<22} {'refused' if y[idx[0]] else 'answered':<9} {right}/{len(idx)}")
-    independent = [i for i, r in enumerate(rows) if r["set"] == "independent"]
-    pools = {"rag_test": test,
-             "rag_test_first_round": [i for i in test if _number(rows[i]["id"]) <= FIRST_ROUND_LAST_ID],
-             **{f"rag_test_author_{a}": [i for i in test if rows[i]["author"] == a]
-                for a in sorted({rows[i]["author"] for i in test})},
-             "independent_test": independent,
-             **{f"independent_test_author_{a}": [i for i in independent if rows[i]["author"] == a]
-                for a in sorted({rows[i]["author"] for i in independent})}}
-    for name, pool in pools.items():
-        negative = [i for i in pool if rows[i]["kind"] in NEGATIVE_SOUNDING]
-        left = sum(probs[i] < threshold for i in negative)
-        report[name]["negative_sounding_left_alone"] = f"{left}/{len(negative)}"
-        print(f"  {name}: negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: "
-              f"{left}/{len(negative)}")
+    for name, figs in report.items():
+        if "negative_sounding_left_alone" in figs:
+            print(f"  {name}: negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: "
+                  f"{figs['negative_sounding_left_alone']}")
     report["second_reading"] = second_reading_report(rows, probs, threshold)
     wrong = [i for i in test if (probs[i] >= threshold) != bool(y[i])]
     if wrong:
