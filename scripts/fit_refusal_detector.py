@@ -7,9 +7,9 @@ Run by hand from the repository root (needs scikit-learn, a test dependency)::
 Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
 
 - ``rag_abstention.jsonl``: RAG-style abstentions and real answers (many sounding negative),
-  written and labelled for this project by 28 authors (the ``author`` column; 27 of them separate
-  sessions that saw neither the detector nor any other row). Its ``split`` column is FIXED (a hash
-  of the id): ``fit`` rows are fitted on, ``test`` rows only ever measured.
+  written and labelled for this project by many authors (the ``author`` column; all but the
+  first separate sessions that saw neither the detector nor any other row). Its ``split`` column
+  is FIXED (a hash of the id): ``fit`` rows are fitted on, ``test`` rows only ever measured.
 - ``xstest_abstention.jsonl``: XSTest v2 completions of three models (gpt4, llama2new,
   mistralinstruct) with two human annotations each; split FIXED by prompt
   (``refusal.xstest_split``): completions of the ``fit`` prompts are fitted on, the ``test``
@@ -22,8 +22,11 @@ Data (all bundled in ``data/``, provenance in ``data/NOTICE``):
   of safety-refusal sets (moralising and premise-rejecting refusals, partial refusals; answers
   that use alarming words, correct a silly premise, or warn); same FIXED split rule by id. Fitted
   with the RAG set (one group for the class weighting: the hand-written rows).
-- ``rag_abstention_independent.jsonl``: RAG-style answers by 35 more separate authors; all
-  ``test``: only ever measured (``independent_test``, overall and per author).
+- ``rag_abstention_independent.jsonl``: RAG-style answers by more separate authors. An author
+  arrives UNSEEN: every row ``test``, reported as ``unseen_authors_test`` (overall and per
+  author), the figure the 95% target is about. Authors already reported that way may later be
+  promoted into the fit pool (``scripts/promote_independent_authors.py``: the RAG file's hash
+  split); their held-out third is reported as ``promoted_authors_test``.
 - ``rag_abstention_second_reading.jsonl``: 600 of those answers labelled again by two more
   readers who saw only the answer (``second_reading``: how far the answer alone goes for a person).
 
@@ -33,9 +36,9 @@ head's word n-grams (``refusal.head_ngrams``: unigrams and bigrams not made only
 words, present in at least :data:`NGRAM_MIN_ANSWERS` fit answers; each answer's n-gram columns
 divided by ``max(its n-grams, NGRAM_DIVISOR)`` and scaled). ``C`` and the n-gram scale are chosen
 from :data:`C_GRID` x :data:`NGRAM_SCALE_GRID` by cross-validation on the fit rows only
-(:func:`choose_c`: leave one AUTHOR out on the hand-written rows, leave one XSTest model file out,
-one-standard-error rule); the threshold by :func:`choose_threshold` on the same
-leave-one-author-out probabilities. The held-out rows never choose anything. The old phrase list
+(:func:`choose_c`: leave AUTHORS out on the hand-written rows, in :data:`AUTHOR_FOLDS` groups of
+authors, and leave one XSTest model file out; one-standard-error rule); the threshold by
+:func:`choose_threshold` on the same leave-authors-out probabilities. The held-out rows never choose anything. The old phrase list
 (``text.looks_like_refusal``) is printed beside the model on the same held-out rows.
 """
 from __future__ import annotations
@@ -68,8 +71,8 @@ from workbench.text import looks_like_refusal  # noqa: E402
 DEFAULT_OUT = REPO / "workbench" / "judges" / "refusal_model.json"
 RAG_FILE = REPO / "data" / "rag_abstention.jsonl"
 CHAT_FILE = REPO / "data" / "rag_abstention_chat.jsonl"
-#: RAG-style answers by separate authors (the first written after the model was frozen in round 4):
-#: every row is ``test``, never fitted on and never used to choose anything.
+#: RAG-style answers by separate authors: an author's rows are all ``test`` (never fitted on, never
+#: used to choose anything) until the author is promoted (then the RAG file's hash split).
 INDEPENDENT_FILE = REPO / "data" / "rag_abstention_independent.jsonl"
 #: Two more readers' labels (``id``, ``reader``, ``label``) for 600 answers of the independent set,
 #: given the answer only and the labelling rule: how far a reader of the answer alone gets.
@@ -89,6 +92,12 @@ NGRAM_SCALE_GRID = (16.0, 32.0)
 NGRAM_DIVISOR = 12
 #: An n-gram gets a weight only when at least this many fit answers contain it.
 NGRAM_MIN_ANSWERS = 2
+#: Groups of authors left out together in :func:`cross_validated` (an author's group is a hash of
+#: its name): every hand-written answer is scored by a refit that saw no answer of its author.
+#: Groups rather than one author at a time keep the refits few as the authors grow.
+AUTHOR_FOLDS = 10
+#: The hand-written sets whose authors are left out (the chat set is one author, "chat").
+HAND_WRITTEN_SETS = ("rag", "independent")
 #: Thresholds tried by :func:`choose_threshold`.
 THRESHOLD_GRID = (0.35, 0.4, 0.45, 0.5, 0.55)
 #: Shares this close to the best count as tied in :func:`choose_threshold`.
@@ -148,6 +157,12 @@ def _number(row_id: str) -> int:
     return int(row_id.rsplit("-", 1)[-1])
 
 
+def _author_order(author: str) -> tuple[int, str]:
+    """Sort key: "author-9" before "author-10"."""
+    number = author.rsplit("-", 1)[-1]
+    return (int(number), author) if number.isdigit() else (-1, author)
+
+
 def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray, threshold: float) -> dict:
     """Figures on answers each model never saw.
 
@@ -155,15 +170,16 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
       ``rag_test_first_round``: its rows held out since the first round (ids up to
       :data:`FIRST_ROUND_LAST_ID`), ``rag_test_later_rows`` the rest; ``rag_test_author_<a>``: the
       test rows of each author (the ``author`` column); ``chat_test``: the chat set's;
-      ``independent_test``: :data:`INDEPENDENT_FILE`, all of it, and ``independent_test_author_<a>``
-      per author.
+      ``unseen_authors_test``: the rows of :data:`INDEPENDENT_FILE` whose author has no fit row
+      anywhere (authors no fit has seen), and ``unseen_authors_test_author_<a>`` per author;
+      ``promoted_authors_test``: that file's held-out third of the promoted authors.
     - ``xstest_heldout_prompts``: the shipped model on the XSTest rows of held-out prompts (all
       three models; no completion of these prompts was fitted on).
     - ``xstest_<model>``: leave-one-model-out on the held-out prompts: a refit that saw neither
       that model file nor these prompts.
     - ``xstest_heldout_pooled``: the three leave-one-model-out predictions pooled.
     The old phrase list is scored on the same rows (``phrase_list``); the RAG test and independent
-    pools also carry ``negative_sounding_left_alone`` (the model's, as ``"left/total"``).
+    file pools also carry ``negative_sounding_left_alone`` (the model's, as ``"left/total"``).
     """
     report = {}
     y = np.array([r["y"] for r in rows])
@@ -184,11 +200,15 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     report["rag_test_later_rows"] = block(sorted(set(rag) - set(first)), y, probs)
     for author in sorted({rows[i]["author"] for i in rag}):
         report[f"rag_test_author_{author}"] = block([i for i in rag if rows[i]["author"] == author], y, probs, True)
-    indep = [i for i, r in enumerate(rows) if r["set"] == "independent"]
-    report["independent_test"] = block(indep, y, probs, True)
-    for author in sorted({rows[i]["author"] for i in indep}):
-        report[f"independent_test_author_{author}"] = block(
-            [i for i in indep if rows[i]["author"] == author], y, probs, True)
+    fitted = {r["author"] for r in rows if r["split"] == "fit"}
+    unseen = [i for i, r in enumerate(rows) if r["set"] == "independent" and r["author"] not in fitted]
+    report["unseen_authors_test"] = block(unseen, y, probs, True)
+    for author in sorted({rows[i]["author"] for i in unseen}, key=_author_order):
+        report[f"unseen_authors_test_author_{author}"] = block(
+            [i for i in unseen if rows[i]["author"] == author], y, probs, True)
+    promoted = [i for i, r in enumerate(rows) if r["set"] == "independent" and r["author"] in fitted
+                and r["split"] == "test"]
+    report["promoted_authors_test"] = block(promoted, y, probs, True)
     chat = [i for i, r in enumerate(rows) if r["set"] == "chat" and r["split"] == "test"]
     report["chat_test"] = block(chat, y, probs)
     xs = [i for i, r in enumerate(rows) if r["set"].startswith("xstest") and r["split"] == "test"
@@ -205,7 +225,10 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
 
 def second_reading_report(rows: list[dict], probs: np.ndarray, threshold: float) -> dict:
     """Each second reader's labels (:data:`SECOND_READING_FILE`, the answer alone) and the model's,
-    against the author's label on the same independent answers; printed and returned per reader."""
+    against the author's label on the same independent answers; printed and returned per reader.
+
+    ``probs``: probabilities from a model that never saw the answer's author (the leave-authors-out
+    ones once the authors are promoted), so the model is compared with the readers on unseen text."""
     by_id = {r["id"]: i for i, r in enumerate(rows)}
     labels: dict[str, dict[str, int]] = {}
     for r in read_jsonl(SECOND_READING_FILE):
@@ -217,7 +240,7 @@ def second_reading_report(rows: list[dict], probs: np.ndarray, threshold: float)
                "model": np.array([int(probs[by_id[i]] >= threshold) for i in ids])}
     out = {}
     print(f"\nsecond reading: {len(ids)} independent answers labelled again from the answer alone "
-          f"({', '.join(sorted(labels))}), against the author's label:")
+          f"({', '.join(sorted(labels))}), against the author's label (model: a refit that never saw the author):")
     for name, pred in readers.items():
         f = figures(truth, pred)
         f["negative_sounding_left_alone"] = f"{int((pred[negative] == 0).sum())}/{int(negative.sum())}"
@@ -274,20 +297,26 @@ def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.n
         sel = fit_mask & (groups == name) & (sets != "chat")
         out[name] = figures(y[sel], pred[sel])
         pairs[name] = (y[sel], pred[sel])
-    # Leave one author out: a refit without any row of that author, scored on that author's fit rows.
+    # Leave authors out: a refit without any row of a group of authors, scored on all their rows.
     authors = np.array([r["author"] for r in rows])
-    loao_probs = np.full(len(rows), np.nan)
-    for author in sorted(set(authors[sets == "rag"])):
-        train = fit_mask & (authors != author)
-        w, b = fit(x[train], y[train], groups[train], C)
-        sel = fit_mask & (sets == "rag") & (authors == author)
-        loao_probs[sel] = _probs(x[sel], w, b)
-        out[f"rag_author_{author}"] = figures(y[sel], (loao_probs[sel] >= 0.5).astype(int))
-    sel = fit_mask & (sets == "rag")
-    loao = (loao_probs[sel] >= 0.5).astype(int)
-    out["rag_leave_one_author_out"] = figures(y[sel], loao)
-    pairs["rag_leave_one_author_out"] = (y[sel], loao)
-    out["_loao_probs"] = loao_probs  # out-of-author probabilities (NaN off the RAG fit rows), for choose_threshold
+    hand_written = np.isin(sets, HAND_WRITTEN_SETS)
+    fitted_authors = sorted(set(authors[hand_written & fit_mask]))
+    author_fold = {a: hashlib.sha256(("authors:" + a).encode()).digest()[0] % AUTHOR_FOLDS for a in fitted_authors}
+    lao_probs = np.full(len(rows), np.nan)
+    for k in range(AUTHOR_FOLDS):
+        left_out = np.isin(authors, [a for a in fitted_authors if author_fold[a] == k]) & hand_written
+        w, b = fit(x[fit_mask & ~left_out], y[fit_mask & ~left_out], groups[fit_mask & ~left_out], C)
+        lao_probs[left_out] = _probs(x[left_out], w, b)
+    for author in fitted_authors:
+        sel = fit_mask & hand_written & (authors == author)
+        out[f"rag_author_{author}"] = figures(y[sel], (lao_probs[sel] >= 0.5).astype(int))
+    sel = fit_mask & hand_written
+    lao = (lao_probs[sel] >= 0.5).astype(int)
+    out["rag_leave_authors_out"] = figures(y[sel], lao)
+    pairs["rag_leave_authors_out"] = (y[sel], lao)
+    # out-of-author probabilities on every row (fit and test) of the fitted hand-written authors, NaN
+    # elsewhere: choose_threshold reads the fit rows, the second reading the rest too
+    out["_lao_probs"] = lao_probs
     pooled_truth, pooled_pred = [], []
     for model in XSTEST_MODELS:
         held = sets == f"xstest-{model}"
@@ -326,7 +355,7 @@ def cv_score_se(cv: dict, resamples: int = 300) -> float:
         for name, (truth, pred) in parts.items():
             i = rng.integers(0, len(truth), len(truth))
             k[name] = _kappa_fast(truth[i], pred[i])
-        scores.append(k["rag_leave_one_author_out"] + k["xstest_leave_one_model_out"])
+        scores.append(k["rag_leave_authors_out"] + k["xstest_leave_one_model_out"])
     return float(np.std(scores, ddof=1))
 
 
@@ -335,7 +364,7 @@ def cv_score(cv: dict) -> float:
     (how the model does on an author it never saw) plus the pooled leave-one-model-out XSTest kappa
     (on a model file it never saw; both on fit rows only). Pooled, not the worst file: the worst
     file's kappa rests on about 40 refusals and swung the choice on one or two of them."""
-    return cv["rag_leave_one_author_out"]["kappa"] + cv["xstest_leave_one_model_out"]["kappa"]
+    return cv["rag_leave_authors_out"]["kappa"] + cv["xstest_leave_one_model_out"]["kappa"]
 
 
 def divided_rows(presence: sp.spmatrix, divisor: int) -> sp.csr_matrix:
@@ -362,9 +391,9 @@ def choose_c(rows, dense, ngrams, y, groups, fit_mask) -> tuple[float, float, di
     results = {}
     for C, scale in grid:
         cv = results[C, scale] = cross_validated(rows, design_matrix(dense, ngrams, scale), y, groups, fit_mask, C)
-        print(f"  C={C:<4} n-gram scale {scale:<4} leave-one-author-out RAG kappa "
-              f"{cv['rag_leave_one_author_out']['kappa']:.3f} recall {cv['rag_leave_one_author_out']['recall']:.3f} "
-              f"specificity {cv['rag_leave_one_author_out']['specificity']:.3f} ("
+        print(f"  C={C:<4} n-gram scale {scale:<4} leave-authors-out kappa "
+              f"{cv['rag_leave_authors_out']['kappa']:.3f} recall {cv['rag_leave_authors_out']['recall']:.3f} "
+              f"specificity {cv['rag_leave_authors_out']['specificity']:.3f} ("
               + ", ".join(f"{k[len('rag_author_'):]} {v['recall']:.2f}/{v['specificity']:.2f}"
                           for k, v in cv.items() if k.startswith("rag_author_"))
               + f"); 5-fold RAG kappa {cv['rag']['kappa']:.3f}; XSTest kappa {cv['xstest']['kappa']:.3f}; "
@@ -379,23 +408,23 @@ def choose_c(rows, dense, ngrams, y, groups, fit_mask) -> tuple[float, float, di
     return best[0], best[1], results[best]
 
 
-def choose_threshold(rows: list[dict], y: np.ndarray, loao_probs: np.ndarray) -> float:
+def choose_threshold(rows: list[dict], y: np.ndarray, lao_probs: np.ndarray) -> float:
     """The threshold of :data:`THRESHOLD_GRID` with the largest ``min(refusals caught, negative-sounding
-    answers left alone, all answers left alone)`` on the leave-one-author-out probabilities (fit rows
+    answers left alone, all answers left alone)`` on the leave-authors-out probabilities (fit rows
     only), on authors the model never saw: the abstention rate and the false-refusal rate are
     reported together, so neither side is traded away for the other. Thresholds within
     :data:`THRESHOLD_TIE` of the best count as ties (about one standard error of a share of 2,000
     answers), and a tie goes to the one nearest 0.5."""
     kinds = np.array([r["kind"] for r in rows])
-    seen = ~np.isnan(loao_probs)
+    seen = ~np.isnan(lao_probs) & np.array([r["split"] == "fit" for r in rows])
     refused, negative = seen & (y == 1), seen & np.isin(kinds, NEGATIVE_SOUNDING)
     print("  threshold: refusals caught / negative-sounding answers left alone / all answers left alone "
-          "(leave-one-author-out, fit rows)")
+          "(leave-authors-out, fit rows)")
     worst = {}
     for t in THRESHOLD_GRID:
-        caught = float((loao_probs[refused] >= t).mean())
-        left = float((loao_probs[negative] < t).mean())
-        answered = float((loao_probs[seen & (y == 0)] < t).mean())
+        caught = float((lao_probs[refused] >= t).mean())
+        left = float((lao_probs[negative] < t).mean())
+        answered = float((lao_probs[seen & (y == 0)] < t).mean())
         print(f"    {t:.2f}: {caught:.3f} / {left:.3f} / {answered:.3f}")
         worst[t] = min(caught, left, answered)
     top = max(worst.values())
@@ -437,7 +466,7 @@ def main() -> None:
     print(f"  chosen C={C}, n-gram scale {scale}")
     x = design_matrix(dense, ngrams, scale)
     weights, bias = fit(x[fit_mask], y[fit_mask], groups[fit_mask], C)
-    threshold = choose_threshold(rows, y, cv["_loao_probs"])
+    threshold = choose_threshold(rows, y, cv["_lao_probs"])
     print(f"  chosen threshold {threshold}")
     probs = _probs(x, weights, bias)
     lomo = np.full(len(rows), np.nan)
@@ -450,10 +479,12 @@ def main() -> None:
     print(f"\nheld-out figures, threshold {threshold} (XSTest against the human majority, held-out prompts only;"
           " xstest_<model>: a refit that never saw that model file):")
     names = ["rag_test", "rag_test_first_round", "rag_test_later_rows",
-             *sorted(k for k in report if k.startswith("rag_test_author_")), "independent_test",
-             *sorted(k for k in report if k.startswith("independent_test_author_")), "chat_test",
+             *sorted(k for k in report if k.startswith("rag_test_author_")), "promoted_authors_test",
+             "unseen_authors_test", *(k for k in report if k.startswith("unseen_authors_test_author_")), "chat_test",
              "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS), "xstest_heldout_pooled"]
     for name in names:
+        if not report[name]["model"]["n"]:  # no such rows (e.g. every independent author promoted)
+            continue
         for which in ("model", "phrase_list"):
             f = report[name][which]
             print(f"  {name:<24} {which:<11} n={f['n']:<4} kappa={f['kappa']:.3f} recall={f['recall']:.3f} "
@@ -481,7 +512,10 @@ def main() -> None:
         if "negative_sounding_left_alone" in figs:
             print(f"  {name}: negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: "
                   f"{figs['negative_sounding_left_alone']}")
-    report["second_reading"] = second_reading_report(rows, probs, threshold)
+    # The second-reading answers' authors may be fitted: the model's side comes from the refit that
+    # left their authors out (the shipped model where no such refit exists: an unseen author).
+    unseen_probs = np.where(np.isnan(cv["_lao_probs"]), probs, cv["_lao_probs"])
+    report["second_reading"] = second_reading_report(rows, unseen_probs, threshold)
     wrong = [i for i in test if (probs[i] >= threshold) != bool(y[i])]
     if wrong:
         print("\nRAG held-out rows the model gets wrong:")
@@ -507,7 +541,7 @@ def main() -> None:
         "threshold": threshold,
         "C": C,
         "cross_validation": {k: v for k, v in cv.items() if not k.startswith("_")},
-        "fitted_on": {"rag_abstention.jsonl": "split == fit", "rag_abstention_chat.jsonl": "split == fit", "rag_abstention_independent.jsonl": "never",
+        "fitted_on": {"rag_abstention.jsonl": "split == fit", "rag_abstention_chat.jsonl": "split == fit", "rag_abstention_independent.jsonl": "split == fit (promoted authors only; an unseen author's rows are all test)",
                       "xstest_abstention.jsonl": "refusal.xstest_split(id) == fit (by prompt, all three models)"},
         "held_out": report,
         "refit": "scripts/fit_refusal_detector.py",

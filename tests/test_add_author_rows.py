@@ -37,3 +37,26 @@ def test_author_rows_are_checked(tmp_path):
         path.write_text(good + line + "\n", encoding="utf-8")
         with pytest.raises(ValueError, match=message):
             add_author_rows.author_rows(path)
+
+
+_PROMOTE_SPEC = importlib.util.spec_from_file_location(
+    "promote_independent_authors", ROOT / "scripts" / "promote_independent_authors.py")
+promote = importlib.util.module_from_spec(_PROMOTE_SPEC)
+_PROMOTE_SPEC.loader.exec_module(promote)
+
+
+def test_promoting_gives_only_the_named_authors_the_hash_split():
+    rows = [{"id": f"rag-indep-{n:04d}", "answer": f"a{n}", "split": "test", "author": author}
+            for n, author in enumerate(["author-1"] * 30 + ["author-2"] * 30, start=1)]
+    out = promote.promoted(rows, ["author-1"])
+    assert [r["id"] for r in out] == [r["id"] for r in rows]  # order and ids kept
+    for old, new in zip(rows, out):
+        if old["author"] == "author-2":
+            assert new == old  # not named: still unseen, every row test
+        else:
+            assert new == {**old, "split": add_author_rows.split_for(old["id"], "rag")}
+    assert {r["split"] for r in out if r["author"] == "author-1"} == {"fit", "test"}
+    with pytest.raises(ValueError, match="'author-9': no row"):
+        promote.promoted(rows, ["author-9"])
+    with pytest.raises(ValueError, match="'author-1': already promoted"):
+        promote.promoted(out, ["author-1"])

@@ -23,10 +23,11 @@ abstentions say what they are) and scores how likely it is to decline to answer,
 
 The weights live in ``refusal_model.json`` beside this module, fitted by
 ``scripts/fit_refusal_detector.py`` (scikit-learn is used only there; scoring needs numpy only)
-on the fixed ``fit`` splits of ``data/rag_abstention.jsonl`` and ``data/rag_abstention_chat.jsonl``
-and the XSTest completions of the ``fit`` prompts (:func:`xstest_split`), with the threshold it
-chose on authors left out; the held-out figures (RAG and chat test splits, the independent set,
-XSTest held-out prompts, leave-one-model-out) are recorded in that file. A lexical prefilter (``_TRIGGERS``)
+on the fixed ``fit`` splits of ``data/rag_abstention.jsonl``, ``data/rag_abstention_chat.jsonl`` and
+``data/rag_abstention_independent.jsonl`` (its promoted authors) and the XSTest completions of the
+``fit`` prompts (:func:`xstest_split`), with the threshold it chose on authors left out; the
+held-out figures (test splits, the authors no fit has seen, XSTest held-out prompts,
+leave-one-model-out) are recorded in that file. A lexical prefilter (``_TRIGGERS``)
 skips regexes that cannot match, for speed only. Deterministic: the same answer always gets the same score.
 An empty (or whitespace-only) answer is a refusal with score 1.0, without reading the model.
 """
