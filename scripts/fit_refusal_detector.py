@@ -38,8 +38,9 @@ divided by ``max(its n-grams, NGRAM_DIVISOR)`` and scaled). ``C`` and the n-gram
 from :data:`C_GRID` x :data:`NGRAM_SCALE_GRID` by cross-validation on the fit rows only
 (:func:`choose_c`: leave AUTHORS out on the hand-written rows, in :data:`AUTHOR_FOLDS` groups of
 authors, and leave one XSTest model file out; one-standard-error rule); the threshold by
-:func:`choose_threshold` on the same leave-authors-out probabilities. The held-out rows never choose anything. The old phrase list
-(``text.looks_like_refusal``) is printed beside the model on the same held-out rows.
+:func:`choose_threshold` on the same leave-authors-out probabilities. The held-out rows never
+choose anything. The old phrase list (``text.looks_like_refusal``) is printed beside the model on
+the same held-out rows.
 """
 from __future__ import annotations
 
@@ -360,7 +361,7 @@ def cv_score_se(cv: dict, resamples: int = 300) -> float:
 
 
 def cv_score(cv: dict) -> float:
-    """What :func:`choose_c` maximises: the leave-one-author-out kappa on the hand-written RAG rows
+    """What :func:`choose_c` maximises: the leave-authors-out kappa on the hand-written rows
     (how the model does on an author it never saw) plus the pooled leave-one-model-out XSTest kappa
     (on a model file it never saw; both on fit rows only). Pooled, not the worst file: the worst
     file's kappa rests on about 40 refusals and swung the choice on one or two of them."""
