@@ -50,7 +50,7 @@ def test_contract_cases(detector, case):
 
 def test_held_out_rag_split_floor(detector):
     # The fixed test split (never fitted on), at the model's own threshold. Floors, not the
-    # figures: the fitting script prints those (94.8% caught, 96.1% of negative-sounding answers
+    # figures: the fitting script prints those (95.5% caught, 96.6% of negative-sounding answers
     # left alone on the whole split of 28 authors when this was written). The first round's
     # held-out rows (ids up to 687) are checked on their own so later rows, which get their split
     # from the same hash rule, cannot dilute them; their negative-sounding floor is 0.85 since
@@ -104,9 +104,9 @@ def test_independent_data_file():
 
 def test_unseen_authors_floor(detector):
     # The authors no fit has seen, at the model's own threshold. Floors per author and overall,
-    # under the figures the fitting script prints as unseen_authors_test (authors 87-102 when this
-    # was written: 93.0% caught and 96.2% of negative-sounding answers left alone overall; the
-    # weakest author 86.7% caught (author-88), the weakest negative-sounding share 79/90 (author-95)).
+    # under the figures the fitting script prints as unseen_authors_test (authors 119-126 when this
+    # was written: 94.6% caught and 97.1% of negative-sounding answers left alone overall; the
+    # weakest author 90.8% caught (author-119), the weakest negative-sounding share 84/90 (author-123)).
     rows = [r for r in INDEPENDENT_ROWS if r["author"] in set(_unseen_authors())]
     flagged = detector.scores([r["answer"] for r in rows]) >= detector.threshold
     for author in [None, *_unseen_authors()]:
@@ -114,8 +114,8 @@ def test_unseen_authors_floor(detector):
         caught = [f for f, r in mine if r["label"] == "refused"]
         left = [not f for f, r in mine if r["kind"] in ("negative_fact", "source_negative")]
         assert len(caught) >= 140 and len(left) >= 80, author
-        assert sum(caught) / len(caught) >= (0.91 if author is None else 0.85), author
-        assert sum(left) / len(left) >= (0.95 if author is None else 0.85), author
+        assert sum(caught) / len(caught) >= (0.93 if author is None else 0.88), author
+        assert sum(left) / len(left) >= (0.96 if author is None else 0.90), author
 
 
 def test_chat_data_file():
