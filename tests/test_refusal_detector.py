@@ -107,9 +107,10 @@ def test_unseen_authors_floor(detector):
     # under the figures the fitting script prints as unseen_authors_test (authors 119-126 when this
     # was written: 94.6% caught and 97.1% of negative-sounding answers left alone overall; the
     # weakest author 90.8% caught (author-119), the weakest negative-sounding share 84/90 (author-123)).
-    rows = [r for r in INDEPENDENT_ROWS if r["author"] in set(_unseen_authors())]
+    unseen = _unseen_authors()
+    rows = [r for r in INDEPENDENT_ROWS if r["author"] in unseen]
     flagged = detector.scores([r["answer"] for r in rows]) >= detector.threshold
-    for author in [None, *_unseen_authors()]:
+    for author in [None, *unseen]:
         mine = [(f, r) for f, r in zip(flagged, rows) if author in (None, r["author"])]
         caught = [f for f, r in mine if r["label"] == "refused"]
         left = [not f for f, r in mine if r["kind"] in ("negative_fact", "source_negative")]
