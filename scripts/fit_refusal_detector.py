@@ -158,6 +158,11 @@ def _number(row_id: str) -> int:
     return int(row_id.rsplit("-", 1)[-1])
 
 
+def fitted_authors(rows: list[dict]) -> set[str]:
+    """The authors (the ``author`` column) with at least one ``fit`` row: whoever a refit has seen."""
+    return {r["author"] for r in rows if r["split"] == "fit"}
+
+
 def _author_order(author: str) -> tuple[int, str]:
     """Sort key: "author-9" before "author-10"."""
     number = author.rsplit("-", 1)[-1]
@@ -201,7 +206,7 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     report["rag_test_later_rows"] = block(sorted(set(rag) - set(first)), y, probs)
     for author in sorted({rows[i]["author"] for i in rag}):
         report[f"rag_test_author_{author}"] = block([i for i in rag if rows[i]["author"] == author], y, probs, True)
-    fitted = {r["author"] for r in rows if r["split"] == "fit"}
+    fitted = fitted_authors(rows)
     unseen = [i for i, r in enumerate(rows) if r["set"] == "independent" and r["author"] not in fitted]
     report["unseen_authors_test"] = block(unseen, y, probs, True)
     for author in sorted({rows[i]["author"] for i in unseen}, key=_author_order):
@@ -301,14 +306,14 @@ def cross_validated(rows: list[dict], x: np.ndarray, y: np.ndarray, groups: np.n
     # Leave authors out: a refit without any row of a group of authors, scored on all their rows.
     authors = np.array([r["author"] for r in rows])
     hand_written = np.isin(sets, HAND_WRITTEN_SETS)
-    fitted_authors = sorted(set(authors[hand_written & fit_mask]))
-    author_fold = {a: hashlib.sha256(("authors:" + a).encode()).digest()[0] % AUTHOR_FOLDS for a in fitted_authors}
+    seen_authors = sorted(fitted_authors([r for r, h in zip(rows, hand_written) if h]))
+    author_fold = {a: hashlib.sha256(("authors:" + a).encode()).digest()[0] % AUTHOR_FOLDS for a in seen_authors}
     lao_probs = np.full(len(rows), np.nan)
     for k in range(AUTHOR_FOLDS):
-        left_out = np.isin(authors, [a for a in fitted_authors if author_fold[a] == k]) & hand_written
+        left_out = np.isin(authors, [a for a in seen_authors if author_fold[a] == k]) & hand_written
         w, b = fit(x[fit_mask & ~left_out], y[fit_mask & ~left_out], groups[fit_mask & ~left_out], C)
         lao_probs[left_out] = _probs(x[left_out], w, b)
-    for author in fitted_authors:
+    for author in seen_authors:
         sel = fit_mask & hand_written & (authors == author)
         out[f"rag_author_{author}"] = figures(y[sel], (lao_probs[sel] >= 0.5).astype(int))
     sel = fit_mask & hand_written

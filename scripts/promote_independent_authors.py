@@ -39,10 +39,11 @@ def promoted(rows: list[dict], authors: Iterable[str]) -> list[dict]:
     """
     authors = list(dict.fromkeys(authors))
     present = {r.get("author") for r in rows}
+    fitted = {r.get("author") for r in rows if r.get("split") == "fit"}
     for author in authors:
         if author not in present:
             raise ValueError(f"author {author!r}: no row of the independent file has this author")
-        if any(r.get("author") == author and r.get("split") == "fit" for r in rows):
+        if author in fitted:
             raise ValueError(f"author {author!r}: already promoted (has fit rows)")
     chosen = set(authors)
     return [{**r, "split": split_for(r["id"], "rag")} if r.get("author") in chosen else r for r in rows]

@@ -80,10 +80,9 @@ def test_held_out_rag_split_floor(detector):
 INDEPENDENT_ROWS = read_jsonl(ROOT / "data" / "rag_abstention_independent.jsonl")
 
 
-def _unseen_authors() -> list[str]:
-    """Authors of the independent file no fit has seen: every one of their rows is ``test``."""
-    fitted = {r["author"] for r in INDEPENDENT_ROWS if r["split"] == "fit"}
-    return sorted({r["author"] for r in INDEPENDENT_ROWS} - fitted)
+#: Authors of the independent file no fit has seen: every one of their rows is ``test``.
+UNSEEN_AUTHORS = sorted({r["author"] for r in INDEPENDENT_ROWS} - {r["author"] for r in INDEPENDENT_ROWS
+                                                                   if r["split"] == "fit"})
 
 
 def test_independent_data_file():
@@ -95,7 +94,7 @@ def test_independent_data_file():
     others = RAG_ROWS + read_jsonl(ROOT / "data" / "rag_abstention_chat.jsonl")
     assert not {r["answer"] for r in rows} & {r["answer"] for r in others}
     assert not {r["author"] for r in rows} & {r["author"] for r in RAG_ROWS}
-    unseen = set(_unseen_authors())
+    unseen = set(UNSEEN_AUTHORS)
     for r in rows:
         hashed = "test" if hashlib.sha256(r["id"].encode()).digest()[0] % 3 == 0 else "fit"
         assert r["split"] == ("test" if r["author"] in unseen else hashed), r["id"]
@@ -107,10 +106,9 @@ def test_unseen_authors_floor(detector):
     # under the figures the fitting script prints as unseen_authors_test (authors 119-126 when this
     # was written: 94.6% caught and 97.1% of negative-sounding answers left alone overall; the
     # weakest author 90.8% caught (author-119), the weakest negative-sounding share 84/90 (author-123)).
-    unseen = _unseen_authors()
-    rows = [r for r in INDEPENDENT_ROWS if r["author"] in unseen]
+    rows = [r for r in INDEPENDENT_ROWS if r["author"] in UNSEEN_AUTHORS]
     flagged = detector.scores([r["answer"] for r in rows]) >= detector.threshold
-    for author in [None, *unseen]:
+    for author in [None, *UNSEEN_AUTHORS]:
         mine = [(f, r) for f, r in zip(flagged, rows) if author in (None, r["author"])]
         caught = [f for f, r in mine if r["label"] == "refused"]
         left = [not f for f, r in mine if r["kind"] in ("negative_fact", "source_negative")]
