@@ -515,7 +515,7 @@ def main() -> None:
         right = sum((probs[i] >= threshold) == bool(y[i]) for i in idx)
         print(f"  {kind:<22} {'refused' if y[idx[0]] else 'answered':<9} {right}/{len(idx)}")
     for name, figs in report.items():
-        if "negative_sounding_left_alone" in figs:
+        if "negative_sounding_left_alone" in figs and figs["model"]["n"]:  # empty blocks skipped, as above
             print(f"  {name}: negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: "
                   f"{figs['negative_sounding_left_alone']}")
     # The second-reading answers' authors may be fitted: the model's side comes from the refit that

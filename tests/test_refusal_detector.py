@@ -98,14 +98,15 @@ def test_independent_data_file():
     for r in rows:
         hashed = "test" if hashlib.sha256(r["id"].encode()).digest()[0] % 3 == 0 else "fit"
         assert r["split"] == ("test" if r["author"] in unseen else hashed), r["id"]
-    assert len(unseen) >= 8
+    assert len(unseen) >= 16
 
 
 def test_unseen_authors_floor(detector):
     # The authors no fit has seen, at the model's own threshold. Floors per author and overall,
-    # under the figures the fitting script prints as unseen_authors_test (authors 119-126 when this
-    # was written: 94.6% caught and 97.1% of negative-sounding answers left alone overall; the
-    # weakest author 90.8% caught (author-119), the weakest negative-sounding share 84/90 (author-123)).
+    # under the figures the fitting script prints as unseen_authors_test (authors 223-238 when this
+    # was written: 96.1% caught and 97.6% of negative-sounding answers left alone overall, the
+    # issue's targets being 95% and 95%; the weakest author 91.9% caught (author-232), the weakest
+    # negative-sounding share 85/90 (author-236)).
     rows = [r for r in INDEPENDENT_ROWS if r["author"] in UNSEEN_AUTHORS]
     flagged = detector.scores([r["answer"] for r in rows]) >= detector.threshold
     for author in [None, *UNSEEN_AUTHORS]:
@@ -113,8 +114,8 @@ def test_unseen_authors_floor(detector):
         caught = [f for f, r in mine if r["label"] == "refused"]
         left = [not f for f, r in mine if r["kind"] in ("negative_fact", "source_negative")]
         assert len(caught) >= 140 and len(left) >= 80, author
-        assert sum(caught) / len(caught) >= (0.93 if author is None else 0.88), author
-        assert sum(left) / len(left) >= (0.96 if author is None else 0.90), author
+        assert sum(caught) / len(caught) >= (0.95 if author is None else 0.90), author
+        assert sum(left) / len(left) >= (0.96 if author is None else 0.92), author
 
 
 def test_chat_data_file():
