@@ -437,6 +437,21 @@ def test_scores_page_shows_quadrant_counts_and_escaped_drill_down(store_path, tm
     assert list(_frame(at, "id", "faithfulness", "n_claims")["id"]) == ["q1"]
 
 
+def test_scores_page_lists_runs_beside_the_label_store(tmp_path, monkeypatch):
+    # `workbench app --db runs/demo/labels.db` started from another folder: the runs next to the
+    # store are listed although <home>/runs has none.
+    demo = tmp_path / "project" / "runs" / "demo"
+    demo.mkdir(parents=True)
+    _build_store(demo / "labels.db")
+    _write_run(demo / "rag")
+    monkeypatch.setenv("WORKBENCH_DB", str(demo / "labels.db"))
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "elsewhere"))
+    monkeypatch.delenv("WORKBENCH_APP_TOKEN", raising=False)
+    at = _app(page="scores")
+    assert at.selectbox(key="scores_run").value == str((demo / "rag").resolve())
+    assert [m.value for m in at.metric][:1] == ["3"]
+
+
 def test_scores_page_without_runs_says_what_to_do(store_path):
     at = _app(page="scores")
     at.selectbox(key="scores_run").set_value("(another folder)").run()

@@ -232,3 +232,15 @@ def test_list_run_dirs_finds_runs_one_and_two_levels_down(tmp_path):
         os.utime(tmp_path / rel / "summary.json", (1000 + i, 1000 + i))
     (tmp_path / "empty").mkdir()
     assert [p.relative_to(tmp_path).as_posix() for p in list_run_dirs(tmp_path)] == ["demo/begin", "demo/rag", "a"]
+
+
+def test_list_run_dirs_merges_roots_newest_first_and_lists_each_run_once(tmp_path):
+    # The app looks under <home>/runs and beside its label store; the two may be the same folder
+    # or one inside the other, and a run must then appear once.
+    for mtime, rel in ((3000, "home/runs/r-home"), (1000, "store/rag"), (2000, "store/begin")):
+        (tmp_path / rel).mkdir(parents=True)
+        (tmp_path / rel / "summary.json").write_text("{}", encoding="utf-8")
+        os.utime(tmp_path / rel / "summary.json", (mtime, mtime))
+    found = list_run_dirs(tmp_path / "home" / "runs", tmp_path / "store", tmp_path / "store", tmp_path / "nowhere")
+    assert [p.relative_to(tmp_path.resolve()).as_posix() for p in found] == ["home/runs/r-home", "store/begin", "store/rag"]
+    assert list_run_dirs(tmp_path / "home", tmp_path / "home" / "runs") == [(tmp_path / "home/runs/r-home").resolve()]

@@ -103,9 +103,13 @@ def require_token() -> None:
     st.stop()
 
 
-def runs_root() -> Path:
-    """Where scored runs live by default: ``<home>/runs``."""
-    return home() / "runs"
+def run_roots() -> list[Path]:
+    """Where the Scores page looks for scored runs: ``<home>/runs``, then the label store's folder.
+
+    The second makes ``workbench app --db runs/demo/labels.db`` list ``runs/demo/rag`` and
+    ``runs/demo/begin`` whichever folder the app was started from.
+    """
+    return list(dict.fromkeys([home() / "runs", db_path().parent]))
 
 
 #: The labelling guidelines shipped with the package (the checkout's ``labels/guidelines.md`` links here).

@@ -65,16 +65,14 @@ def read_run(run_dir: str | Path) -> tuple[dict, list[dict]]:
     return summary, records
 
 
-def list_run_dirs(root: str | Path) -> list[Path]:
-    """Run folders under ``root`` (those holding a ``summary.json``), one or two levels down (so
-    ``runs/demo/rag`` from ``workbench demo`` is found), newest first by mtime.
+def list_run_dirs(*roots: str | Path) -> list[Path]:
+    """Run folders under any of ``roots`` (those holding a ``summary.json``), one or two levels down
+    (so ``runs/demo/rag`` from ``workbench demo`` is found), each once, newest first by mtime.
 
-    A missing ``root`` gives an empty list.
+    A missing root adds nothing; roots that overlap (one inside another) list a run once.
     """
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    runs = [p.parent for pattern in ("*/summary.json", "*/*/summary.json") for p in root.glob(pattern) if p.is_file()]
+    runs = {p.parent.resolve() for root in map(Path, roots) if root.is_dir()
+            for pattern in ("*/summary.json", "*/*/summary.json") for p in root.glob(pattern) if p.is_file()}
     return sorted(runs, key=lambda p: ((p / "summary.json").stat().st_mtime, p.name), reverse=True)
 
 

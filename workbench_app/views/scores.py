@@ -21,7 +21,7 @@ from workbench.reports.charts import (
 )
 from workbench.reports.tables import quadrant_summary, rate_interval, summary_rows
 from workbench.store import get_item
-from workbench_app.common import db_session, runs_root
+from workbench_app.common import db_session, run_roots
 
 DEFAULT_THRESHOLDS = {"faithfulness": DEFAULTS.faithfulness, "answer_relevance": DEFAULTS.answer_relevance}
 
@@ -55,13 +55,14 @@ def _rate_caption(block: dict, threshold: str) -> str:
 
 
 st.title("Scores")
-runs = list_run_dirs(runs_root())
+roots = run_roots()
+runs = list_run_dirs(*roots)
 options = [str(p) for p in runs] + ["(another folder)"]
 choice = st.selectbox("Run folder (newest first)", options, key="scores_run")
 if choice == "(another folder)":
     choice = st.text_input("Path to a run folder", key="scores_other")
 if not choice:
-    st.info(f"No runs under {runs_root()}: run `workbench score EVALSET` first, or give a folder.")
+    st.info(f"No runs under {' or '.join(map(str, roots))}: run `workbench score EVALSET` first, or give a folder.")
     st.stop()
 folder = Path(choice).expanduser()
 try:
