@@ -20,6 +20,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 NEGATIVE_SOUNDING = ("negative_fact", "source_negative")
 
 
@@ -60,6 +62,35 @@ def main() -> None:
         c = counts[who]
         print(f"  {who:<12} refusals caught {_share(c, 'caught', 'refusals')}, answers left alone "
               f"{_share(c, 'left', 'answers')}, negative-sounding left alone {_share(c, 'negative_left', 'negative')}")
+    if len(counts) > 2:  # two or more authors: how far the overall shares would move with other authors
+        caught = author_interval([(r.get("author", "-"), bool(f)) for r, f in zip(rows, flagged)
+                                  if r["label"] == "refused"])
+        left = author_interval([(r.get("author", "-"), not f) for r, f in zip(rows, flagged)
+                                if r["label"] != "refused" and r["kind"] in NEGATIVE_SOUNDING])
+        print(f"  all, 95% interval resampling authors ({len(counts) - 1}, 10,000 draws): refusals caught "
+              f"{_interval(caught)}, negative-sounding left alone {_interval(left)}")
+
+
+def author_interval(outcomes: list[tuple[str, bool]]) -> tuple[float | None, float | None]:
+    """95% bootstrap interval of the share of ``True`` outcomes, resampling whole authors.
+
+    ``outcomes`` holds ``(author, outcome)`` per answer. An author's answers share their habits, so
+    the resample draws authors, not answers; the interval is wider than a per-answer binomial one
+    when authors differ. Seeded: the same rows always print the same interval.
+    """
+    from workbench.stats.bootstrap import bootstrap_ci
+
+    if not outcomes:
+        return None, None
+    authors, hits = zip(*outcomes)
+    ci = bootstrap_ci(lambda h: float(np.mean(h)), np.array(hits, float), rng=np.random.default_rng(0),
+                      n_boot=10_000, clusters=list(authors))
+    return ci.low, ci.high
+
+
+def _interval(bounds: tuple[float | None, float | None]) -> str:
+    low, high = bounds
+    return "-" if low is None or high is None else f"[{low:.1%}, {high:.1%}]"
 
 
 def _share(counts: Counter, part: str, whole: str) -> str:

@@ -60,3 +60,22 @@ def test_promoting_gives_only_the_named_authors_the_hash_split():
         promote.promoted(rows, ["author-9"])
     with pytest.raises(ValueError, match="'author-1': already promoted"):
         promote.promoted(out, ["author-1"])
+
+
+_SCORE_SPEC = importlib.util.spec_from_file_location("score_refusal_file", ROOT / "scripts" / "score_refusal_file.py")
+score_refusal_file = importlib.util.module_from_spec(_SCORE_SPEC)
+_SCORE_SPEC.loader.exec_module(score_refusal_file)
+
+
+def test_author_interval_resamples_authors_not_answers():
+    # Ten authors of 100 answers each: five catch 99, five catch 81 (overall 90%). Answers of one
+    # author are not independent, so the interval must be about as wide as ten draws of authors
+    # allow (a per-answer binomial interval would be about 88-92%).
+    outcomes = [(f"a{a}", i < (99 if a < 5 else 81)) for a in range(10) for i in range(100)]
+    low, high = score_refusal_file.author_interval(outcomes)
+    assert low is not None and high is not None
+    assert low < 0.87 and high > 0.93 and low < 0.90 < high
+    assert score_refusal_file.author_interval(outcomes) == (low, high)  # seeded
+    # authors that all agree: no spread to resample
+    assert score_refusal_file.author_interval([(f"a{a}", True) for a in range(5) for _ in range(10)]) == (1.0, 1.0)
+    assert score_refusal_file.author_interval([]) == (None, None)
