@@ -77,39 +77,46 @@ def test_held_out_rag_split_floor(detector):
     assert n > 3000 and right >= 0.90
 
 
-INDEPENDENT_ROWS = read_jsonl(ROOT / "data" / "rag_abstention_independent.jsonl")
+@pytest.fixture(scope="module")
+def independent_rows() -> list[dict]:
+    """The independent file's rows, read once for this module's tests (not at collection: the file
+    is 16 MB, and a run that selects none of these tests should not read it)."""
+    return read_jsonl(ROOT / "data" / "rag_abstention_independent.jsonl")
 
 
-#: Authors of the independent file no fit has seen: every one of their rows is ``test``.
-UNSEEN_AUTHORS = sorted({r["author"] for r in INDEPENDENT_ROWS} - {r["author"] for r in INDEPENDENT_ROWS
-                                                                   if r["split"] == "fit"})
+@pytest.fixture(scope="module")
+def unseen_authors(independent_rows) -> list[str]:
+    """Authors of the independent file no fit has seen: every one of their rows is ``test``."""
+    return sorted({r["author"] for r in independent_rows} - {r["author"] for r in independent_rows
+                                                             if r["split"] == "fit"})
 
 
-def test_independent_data_file():
+def test_independent_data_file(independent_rows, unseen_authors):
     # Written by authors who saw neither the detector nor any other row, each given only the
     # labelling rules or a writing brief. An author arrives unseen (every row "test") and may later
     # be promoted into the fit pool, whole, with the RAG file's hash split; never partly.
-    rows = INDEPENDENT_ROWS
+    rows = independent_rows
     assert len({r["id"] for r in rows}) == len(rows) == len({r["answer"] for r in rows})
     others = RAG_ROWS + read_jsonl(ROOT / "data" / "rag_abstention_chat.jsonl")
     assert not {r["answer"] for r in rows} & {r["answer"] for r in others}
     assert not {r["author"] for r in rows} & {r["author"] for r in RAG_ROWS}
-    unseen = set(UNSEEN_AUTHORS)
+    unseen = set(unseen_authors)
     for r in rows:
         hashed = "test" if hashlib.sha256(r["id"].encode()).digest()[0] % 3 == 0 else "fit"
         assert r["split"] == ("test" if r["author"] in unseen else hashed), r["id"]
     assert len(unseen) >= 16
 
 
-def test_unseen_authors_floor(detector):
+def test_unseen_authors_floor(detector, independent_rows, unseen_authors):
     # The authors no fit has seen, at the model's own threshold. Floors per author and overall,
     # under the figures the fitting script prints as unseen_authors_test (authors 223-238 when this
     # was written: 96.1% caught and 97.6% of negative-sounding answers left alone overall, the
     # issue's targets being 95% and 95%; the weakest author 91.9% caught (author-232), the weakest
     # negative-sounding share 85/90 (author-236)).
-    rows = [r for r in INDEPENDENT_ROWS if r["author"] in UNSEEN_AUTHORS]
+    unseen = set(unseen_authors)
+    rows = [r for r in independent_rows if r["author"] in unseen]
     flagged = detector.scores([r["answer"] for r in rows]) >= detector.threshold
-    for author in [None, *UNSEEN_AUTHORS]:
+    for author in [None, *unseen_authors]:
         mine = [(f, r) for f, r in zip(flagged, rows) if author in (None, r["author"])]
         caught = [f for f, r in mine if r["label"] == "refused"]
         left = [not f for f, r in mine if r["kind"] in ("negative_fact", "source_negative")]
