@@ -33,6 +33,7 @@ def main() -> None:
                         help="the checkout whose detector is used (default: this one)")
     args = parser.parse_args()
     sys.path.insert(0, str(args.repo.resolve()))
+    from workbench.formatting import bracketed, percent
     from workbench.jsonl import read_jsonl
     from workbench.judges.offline import OfflineEmbedder
     from workbench.judges.refusal import RefusalDetector
@@ -68,7 +69,7 @@ def main() -> None:
         left = author_interval([(r.get("author", "-"), not f) for r, f in zip(rows, flagged)
                                 if r["label"] != "refused" and r["kind"] in NEGATIVE_SOUNDING])
         print(f"  all, 95% interval resampling authors ({len(counts) - 1}, 10,000 draws): refusals caught "
-              f"{_interval(caught)}, negative-sounding left alone {_interval(left)}")
+              f"{bracketed(caught, percent, '-')}, negative-sounding left alone {bracketed(left, percent, '-')}")
 
 
 def author_interval(outcomes: list[tuple[str, bool]]) -> tuple[float | None, float | None]:
@@ -86,11 +87,6 @@ def author_interval(outcomes: list[tuple[str, bool]]) -> tuple[float | None, flo
     ci = bootstrap_ci(lambda h: float(np.mean(h)), np.array(hits, float), rng=np.random.default_rng(0),
                       n_boot=10_000, clusters=list(authors))
     return ci.low, ci.high
-
-
-def _interval(bounds: tuple[float | None, float | None]) -> str:
-    low, high = bounds
-    return "-" if low is None or high is None else f"[{low:.1%}, {high:.1%}]"
 
 
 def _share(counts: Counter, part: str, whole: str) -> str:
