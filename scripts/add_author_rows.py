@@ -49,6 +49,12 @@ def split_for(row_id: str, target: str) -> str:
     return "test" if hashlib.sha256(row_id.encode()).digest()[0] % 3 == 0 else "fit"
 
 
+def fitted_authors(rows: list[dict]) -> set[str]:
+    """The authors (the ``author`` column) with at least one ``fit`` row: whoever a refit has seen
+    (in the independent file: the promoted authors; every other author there is unseen)."""
+    return {r["author"] for r in rows if r["split"] == "fit"}
+
+
 def author_rows(path: Path) -> list[dict]:
     """The author's rows, checked: each needs a non-empty ``answer``, a ``label`` of :data:`LABELS`, and
     a ``kind`` and ``domain`` string.

@@ -54,6 +54,9 @@ import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from add_author_rows import fitted_authors  # noqa: E402
 
 from workbench.demo import public_sets  # noqa: E402
 from workbench.jsonl import read_jsonl  # noqa: E402
@@ -156,11 +159,6 @@ def _majority(rows: list[dict]) -> np.ndarray:
 def _number(row_id: str) -> int:
     """The running number of a hand-written row id (``rag-abst-0123`` -> 123)."""
     return int(row_id.rsplit("-", 1)[-1])
-
-
-def fitted_authors(rows: list[dict]) -> set[str]:
-    """The authors (the ``author`` column) with at least one ``fit`` row: whoever a refit has seen."""
-    return {r["author"] for r in rows if r["split"] == "fit"}
 
 
 def _author_order(author: str) -> tuple[int, str]:

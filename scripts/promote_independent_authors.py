@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from add_author_rows import split_for  # noqa: E402
+from add_author_rows import fitted_authors, split_for  # noqa: E402
 
 from workbench.jsonl import read_jsonl  # noqa: E402
 
@@ -39,7 +39,7 @@ def promoted(rows: list[dict], authors: Iterable[str]) -> list[dict]:
     """
     authors = list(dict.fromkeys(authors))
     present = {r.get("author") for r in rows}
-    fitted = {r.get("author") for r in rows if r.get("split") == "fit"}
+    fitted = fitted_authors(rows)
     for author in authors:
         if author not in present:
             raise ValueError(f"author {author!r}: no row of the independent file has this author")
