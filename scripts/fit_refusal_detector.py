@@ -184,6 +184,8 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     - ``xstest_heldout_pooled``: the three leave-one-model-out predictions pooled.
     The old phrase list is scored on the same rows (``phrase_list``); the RAG test and independent
     file pools also carry ``negative_sounding_left_alone`` (the model's, as ``"left/total"``).
+    A pool with no rows (``unseen_authors_test`` once every independent author is promoted) is left
+    out, so neither the printout nor the weights file carries an empty block.
     """
     report = {}
     y = np.array([r["y"] for r in rows])
@@ -224,7 +226,7 @@ def held_out_report(rows: list[dict], probs: np.ndarray, lomo_probs: np.ndarray,
     report["xstest_heldout_pooled"] = block(xs, ym, lomo_probs)
     report["xstest_heldout_pooled"]["ties_left_out"] = sum(
         1 for r in rows if r["set"].startswith("xstest") and r["split"] == "test" and r["y_majority"] is None)
-    return report
+    return {name: figs for name, figs in report.items() if figs["model"]["n"]}
 
 
 def second_reading_report(rows: list[dict], probs: np.ndarray, threshold: float) -> dict:
@@ -486,9 +488,7 @@ def main() -> None:
              *sorted(k for k in report if k.startswith("rag_test_author_")), "promoted_authors_test",
              "unseen_authors_test", *(k for k in report if k.startswith("unseen_authors_test_author_")), "chat_test",
              "xstest_heldout_prompts", *(f"xstest_{m}" for m in XSTEST_MODELS), "xstest_heldout_pooled"]
-    for name in names:
-        if not report[name]["model"]["n"]:  # no such rows (e.g. every independent author promoted)
-            continue
+    for name in (n for n in names if n in report):  # held_out_report leaves out empty pools
         for which in ("model", "phrase_list"):
             f = report[name][which]
             print(f"  {name:<24} {which:<11} n={f['n']:<4} kappa={f['kappa']:.3f} recall={f['recall']:.3f} "
@@ -513,7 +513,7 @@ def main() -> None:
         right = sum((probs[i] >= threshold) == bool(y[i]) for i in idx)
         print(f"  {kind:<22} {'refused' if y[idx[0]] else 'answered':<9} {right}/{len(idx)}")
     for name, figs in report.items():
-        if "negative_sounding_left_alone" in figs and figs["model"]["n"]:  # empty blocks skipped, as above
+        if "negative_sounding_left_alone" in figs:
             print(f"  {name}: negative-sounding answers ({', '.join(NEGATIVE_SOUNDING)}) left alone: "
                   f"{figs['negative_sounding_left_alone']}")
     # The second-reading answers' authors may be fitted: the model's side comes from the refit that
